@@ -1,0 +1,109 @@
+"""Errors of serq-simpy and their layout (spec Part 01 §8).
+
+Three kinds: `ParseError`, `LinkError` (prefix ``link error:``) and
+`SimulationError` (a run-time error, with the simulation time). Each carries
+an optional position; `format()` renders the message with the source line and
+a caret marker, then the `help:`/`note:` lines.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .ir import Pos
+
+
+def shortest(x: float) -> str:
+    """A number as the shortest decimal that reads back the same (`0`, `2.5`)."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    if x == int(x) and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
+
+
+class SerqError(Exception):
+    """Base of every error a bad program or a failing run reports."""
+
+    prefix = ""
+
+    def __init__(self, message: str, pos: Optional[Pos] = None,
+                 help: Optional[str] = None, notes: Optional[list[str]] = None,
+                 source: Optional[str] = None):
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+        self.help = help
+        self.notes = list(notes or [])
+        self.source = source  # text of the file `pos.file` (for the caret)
+
+    def header(self, file: Optional[str] = None) -> str:
+        """The first line: `FILE:LINE:COL: [prefix]MESSAGE`."""
+        first = self.message.split("\n", 1)[0]
+        if self.pos is not None:
+            where = f"{self.pos.file}:{self.pos.line}:{self.pos.col}"
+        else:
+            where = file or "<program>"
+        return f"{where}: {self.prefix}{first}"
+
+    def format(self, file: Optional[str] = None,
+               source: Optional[str] = None) -> str:
+        """The full message of Part 01 §8.1."""
+        lines = [self.header(file)]
+        text = self.source if self.source is not None else source
+        if self.pos is not None and text is not None:
+            src_lines = text.split("\n")
+            if 1 <= self.pos.line <= len(src_lines):
+                line = src_lines[self.pos.line - 1].rstrip("\r")
+                num = str(self.pos.line)
+                pad = " " * len(num)
+                indent = "".join("\t" if ch == "\t" else " "
+                                 for ch in line[: max(self.pos.col - 1, 0)])
+                lines.append(f"{num} | {line}")
+                lines.append(f"{pad} | {indent}{'^' * max(self.pos.length, 1)}")
+        rest = self.message.split("\n", 1)
+        if len(rest) > 1:
+            lines.append(rest[1])
+        if self.help:
+            lines.append(f"help: {self.help}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class ParseError(SerqError):
+    """A lexical or syntax error, or a structural rule of the parser."""
+
+
+class LinkError(SerqError):
+    """A name, moment, constant or consistency error found after parsing."""
+
+    prefix = "link error: "
+
+
+class SimulationError(SerqError):
+    """A run-time error: the run stops and no report is produced."""
+
+    def __init__(self, message: str, time: float = 0.0, **kw):
+        super().__init__(message, **kw)
+        self.time = time
+
+    def header(self, file: Optional[str] = None) -> str:
+        where = file or (self.pos.file if self.pos else "<program>")
+        return f"{where}: run-time error at t={shortest(self.time)}: {self.message.splitlines()[0]}"
+
+    def format(self, file: Optional[str] = None, source: Optional[str] = None) -> str:
+        lines = [self.header(file)]
+        if self.help:
+            lines.append(f"help: {self.help}")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+class UsageError(Exception):
+    """A bad command line or API call (exit status 2)."""

@@ -1,0 +1,341 @@
+"""The kernel IR: what the front end produces and the runtime consumes.
+
+Every sugar form (definitions, aggregates, `cost(...)`, shapes R and T,
+`branch with`, `if`/`else if`) is gone by the time a program is in this
+form: constants are folded into numbers, aggregates are written out,
+definitions are expanded, and each name is resolved to what it denotes.
+The IR is plain data (dataclasses), built once and never mutated by a run.
+
+Positions (`Pos`) travel with the nodes that can fail at run time, so
+that the runtime can say where an error comes from.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A source position: file as given, 1-based line and column, length."""
+
+    file: str
+    line: int
+    col: int
+    length: int = 1
+
+
+# --------------------------------------------------------------------------
+# Expressions
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Expr:
+    """Base class of expressions."""
+
+
+@dataclass
+class Num(Expr):
+    """A number (a literal, a folded constant, `inf`)."""
+
+    value: float
+
+
+@dataclass
+class Now(Expr):
+    """The simulation clock."""
+
+
+@dataclass
+class Attr(Expr):
+    """A session attribute of the session evaluating the expression."""
+
+    name: str
+
+
+@dataclass
+class Ctx(Expr):
+    """A context variable supplied at the expression's moment (`present`, ...)."""
+
+    name: str
+
+
+@dataclass
+class Unary(Expr):
+    """Prefix operator: `-` (negation) or `!` (logical not, 0/1)."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass
+class Binary(Expr):
+    """Infix operator: + - * / ^ < <= > >= == != && ||."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass
+class Cond(Expr):
+    """`c ? a : b`: only the chosen branch is evaluated."""
+
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+@dataclass
+class Call(Expr):
+    """An arithmetic function: min max abs floor ceil sqrt exp ln pow."""
+
+    fn: str
+    args: list[Expr]
+
+
+@dataclass
+class Draw(Expr):
+    """`~dist(args)`: dist is exp det uniform erlang h2 bernoulli."""
+
+    dist: str
+    args: list[Expr]
+
+
+@dataclass
+class Ref:
+    """A reference to a stage or a pool family member.
+
+    `kind` is "stage" or "pool"; `index` is None for a single (non-array)
+    declaration, otherwise an expression (a `Num` when constant).
+    """
+
+    kind: str
+    name: str
+    index: Optional[Expr] = None
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Observable(Expr):
+    """A read of live state: queue busy work est_lambda est_rho est_wait price
+    (stages), used free cachedin holders queued (pools), budget_left.
+
+    `args` holds the extra expression arguments (price's s_hit and ds)."""
+
+    fn: str
+    target: Ref
+    args: list[Expr] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------
+# Statements
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Stmt:
+    """Base class of statements; `pos` is where the statement is written."""
+
+
+@dataclass
+class Set(Stmt):
+    name: str
+    value: Expr
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Observe(Stmt):
+    """Record a sample. `is_test` marks an outermost comparison/&&/||/! (text
+    report note, Part 06 §2)."""
+
+    name: str
+    value: Expr
+    is_test: bool = False
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Turn(Stmt):
+    """`turn;`: increment turn_no, count, load the trace turn, run the
+    workload's turn block (the server statements of shape T follow as
+    ordinary statements after it)."""
+
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class End(Stmt):
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class If(Stmt):
+    """`branch (g)` / `if (g)`: the guard must be exactly 0 or 1 at run time.
+
+    `text` is the guard as written (for the run-time error message) and
+    `keyword` the spelling used (`branch`, `if`)."""
+
+    guard: Expr
+    then: list[Stmt]
+    other: list[Stmt]
+    text: str = ""
+    keyword: str = "branch"
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Loop(Stmt):
+    body: list[Stmt]
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class While(Stmt):
+    guard: Expr
+    body: list[Stmt]
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Choose(Stmt):
+    """`choose name in count by (keys...)`."""
+
+    name: str
+    count: Expr
+    keys: list[Expr]
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Run(Stmt):
+    """A job: `run S (w)` (one stage) or `run A, B (w)` (a flow over several
+    ps stages). `mode` is None, "prefill" or "decode" (step stages);
+    `growing` the pool a step run grows (issue 4)."""
+
+    stages: list[Ref]
+    work: Expr
+    mode: Optional[str] = None
+    growing: Optional[Ref] = None
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class RequestBegin(Stmt):
+    """Start of one request (a `request;` expansion, or the server statements
+    after a `turn;` in shape T): the client series start here."""
+
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class RequestEnd(Stmt):
+    """End of the request opened by the matching RequestBegin."""
+
+    pos: Optional[Pos] = None
+
+
+# --------------------------------------------------------------------------
+# Declarations
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Stage:
+    """A stage family. `size` is None for a single stage, N for `S[N]`.
+
+    kind: "fifo" (servers c), "ps" (capacity expression at the Ps moment,
+    may read Ctx("present") and draw on the machine stream), "delay",
+    "step" (issue 4). `shared` marks a ps stage held by a multi-stage run."""
+
+    name: str
+    kind: str
+    size: Optional[int] = None
+    servers: int = 1
+    capacity: Optional[Expr] = None
+    shared: bool = False
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Gauge:
+    name: str
+    value: Expr
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class TraceTurn:
+    new: float
+    out: float
+    think: float
+    forced: float
+
+
+@dataclass
+class Trace:
+    """A trace corpus, read at link time: `sessions` is the list of corpus
+    sessions, each a list of turns in file order."""
+
+    path: str
+    ordered: bool
+    sessions: list[list[TraceTurn]]
+
+
+@dataclass
+class Workload:
+    """The arrival process and the workload blocks.
+
+    arrival: "none" | "poisson" (rate) | "renewal" (gap expr) | "closed" (n)
+    | "batch" (n)."""
+
+    arrival: str = "none"
+    rate: float = 0.0
+    gap: Optional[Expr] = None
+    count: int = 0
+    trace: Optional[Trace] = None
+    init: list[Stmt] = field(default_factory=list)
+    turn: list[Stmt] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Settings:
+    horizon: Optional[float] = None
+    warmup: float = 0.0
+    seed: int = 1
+    arrivals: Optional[int] = None
+
+
+@dataclass
+class Program:
+    """A linked kernel program.
+
+    `session` is the (expanded) session code, None for shape N (sessions
+    arrive and end at once). `observations` lists every observe name in
+    report order (Part 06 §2). `attributes` lists every user attribute name
+    (set/choose targets) besides the built-ins. `has_requests` tells whether
+    the program has requests (client series)."""
+
+    file: str
+    stages: list[Stage] = field(default_factory=list)
+    workload: Workload = field(default_factory=Workload)
+    session: Optional[list[Stmt]] = None
+    observations: list[str] = field(default_factory=list)
+    attributes: list[str] = field(default_factory=list)
+    gauges: list[Gauge] = field(default_factory=list)
+    share: Optional[str] = None
+    settings: Settings = field(default_factory=Settings)
+    has_requests: bool = False
+    pools: list = field(default_factory=list)
+
+
+BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed", "new", "out",
+                      "think", "more", "forced")
+
+Node = Union[Expr, Stmt]
