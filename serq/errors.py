@@ -31,7 +31,7 @@ class SerqError(Exception):
     def __init__(self, message: str, pos: Optional[Pos] = None,
                  help: Optional[str] = None, notes: Optional[list[str]] = None,
                  source: Optional[str] = None):
-        super().__init__(message)
+        super().__init__(message, pos, help, notes, source)
         self.message = message
         self.pos = pos
         self.help = help
@@ -88,8 +88,13 @@ class LinkError(SerqError):
 class SimulationError(SerqError):
     """A run-time error: the run stops and no report is produced."""
 
-    def __init__(self, message: str, time: float = 0.0, **kw):
-        super().__init__(message, **kw)
+    def __init__(self, message: str, time: float = 0.0, pos: Optional[Pos] = None,
+                 help: Optional[str] = None, notes: Optional[list[str]] = None,
+                 source: Optional[str] = None):
+        super().__init__(message, pos, help, notes, source)
+        # keep every argument in .args, so that SimPy's copy of a failed
+        # process's exception (type(e)(*e.args)) is the same error
+        self.args = (message, time, pos, help, notes, source)
         self.time = time
 
     def header(self, file: Optional[str] = None) -> str:

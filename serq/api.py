@@ -1,0 +1,65 @@
+"""The Python API: `load` a program, `run` it, get a `Report`."""
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Optional
+
+from . import ir
+from .errors import LinkError
+from .report.model import Report
+
+
+def load(path: Optional[str] = None, *, source: Optional[str] = None,
+         sets: Optional[dict[str, Any]] = None, defs: Optional[dict[str, str]] = None,
+         workload: Optional[str] = None, trace: Optional[str] = None,
+         horizon: Optional[float] = None, warmup: Optional[float] = None,
+         seed: Optional[int] = None, arrivals: Optional[int] = None,
+         need_horizon: bool = False) -> ir.Program:
+    """Parse, rewrite and link a program (a file `path`, or `source` text).
+
+    `sets` replace `let` constants and `args.number` inputs, `defs` the
+    bodies of expression definitions; the settings override the program's
+    `run { … }` block. Raises `ParseError` or `LinkError`."""
+    from .frontend import load as front_load
+    return front_load(path, source=source, sets=sets, defs=defs, workload=workload,
+                      trace=trace, horizon=horizon, warmup=warmup, seed=seed,
+                      arrivals=arrivals, need_horizon=need_horizon)
+
+
+def settings_for(program: ir.Program, *, seed: Optional[int] = None,
+                 horizon: Optional[float] = None, warmup: Optional[float] = None,
+                 arrivals: Optional[int] = None) -> ir.Settings:
+    """The program's settings with run-time overrides applied and checked."""
+    st = copy.copy(program.settings)
+    if horizon is not None:
+        st.horizon = float(horizon)
+    if warmup is not None:
+        st.warmup = float(warmup)
+    if seed is not None:
+        st.seed = int(seed)
+    if arrivals is not None:
+        st.arrivals = int(arrivals)
+    if st.horizon is None:
+        raise LinkError("no horizon (run { horizon T; })",
+                        help="give the run a horizon: `run { horizon T; }` or --horizon T")
+    if not (0 < st.horizon < math.inf):
+        raise LinkError(f"the horizon is {st.horizon}: a horizon is a finite number above 0")
+    if not (0 <= st.warmup < st.horizon):
+        raise LinkError("warmup must be below the horizon",
+                        help="a warm-up is a number with 0 ≤ warmup < horizon")
+    if st.arrivals is not None and program.workload.arrival not in ("poisson", "renewal"):
+        raise LinkError("arrivals applies only to poisson or renewal workloads")
+    return st
+
+
+def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[float] = None,
+        warmup: Optional[float] = None, arrivals: Optional[int] = None,
+        policies: Optional[dict[str, type]] = None, scheme: str = "0.1.5",
+        progress: Any = None) -> Report:
+    """Simulate `program` and return its `Report`. Raises `SimulationError`."""
+    from .runtime.simulation import Simulation
+    prog = copy.copy(program)
+    prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
+                                 arrivals=arrivals)
+    return Simulation(prog, policies=policies, scheme=scheme, progress=progress).run()

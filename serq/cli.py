@@ -1,0 +1,240 @@
+"""The `serq-simpy` command line (spec Part 06 §11).
+
+Exit status: 0 success; 1 a program that does not load, a run-time error,
+an output that cannot be written, or a run ending with a stuck session;
+2 a usage error. Diagnostics go to standard error; a failed command writes
+no report to standard output.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+from . import __version__
+from .errors import SerqError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit status 2, one line
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"serq-simpy: error: {message}\n")
+        sys.exit(2)
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+
+
+def _horizon(text: str) -> float:
+    v = _number(text)
+    if not (0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"the horizon is {text}: a finite number above 0")
+    return v
+
+
+def _warmup(text: str) -> float:
+    v = _number(text)
+    if not (0 <= v < math.inf):
+        raise argparse.ArgumentTypeError(f"the warm-up is {text}: a finite number, at least 0")
+    return v
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53") from None
+    if not 0 <= v <= 2 ** 53:
+        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53")
+    return v
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer")
+    return v
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip():
+        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=EXPR")
+    return name.strip(), value
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="serq-simpy", description="Simulate serQ programs on SimPy.")
+    p.add_argument("-V", "--version", action="version", version=f"serq-simpy {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub.required = True
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("file")
+        q.add_argument("--set", dest="sets", action="append", default=[], type=_assignment,
+                       metavar="NAME=EXPR")
+        q.add_argument("--def", dest="defs", action="append", default=[], type=_assignment,
+                       metavar="NAME=EXPR")
+        q.add_argument("--workload", metavar="W")
+
+    def settings(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--seed", type=_seed)
+        q.add_argument("--horizon", type=_horizon)
+        q.add_argument("--warmup", type=_warmup)
+        q.add_argument("--arrivals", type=_count)
+        q.add_argument("--trace", metavar="F")
+
+    run = sub.add_parser("run", help="simulate and print the report")
+    common(run)
+    settings(run)
+    run.add_argument("--json", action="store_true", help="print the JSON report")
+    run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
+    run.add_argument("--policy", action="append", default=[], type=_assignment,
+                     metavar="NAME=module:Class",
+                     help="bind a policy subclass to a declared stage")
+    run.add_argument("--no-progress", action="store_true", help="no progress indicator")
+    check = sub.add_parser("check", help="parse, link and validate")
+    common(check)
+    irp = sub.add_parser("ir", help="print the kernel program as JSON")
+    common(irp)
+    settings(irp)
+    irp.add_argument("--inline-trace", action="store_true")
+    return p
+
+
+def _program_inputs(rest: Sequence[str]) -> list[tuple[str, str]]:
+    """`-- --NAME VALUE` and `-- --NAME=VALUE` program inputs."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if not arg.startswith("--") or len(arg) == 2:
+            raise UsageError(f"program inputs after `--` are `--NAME VALUE`, found `{arg}`")
+        body = arg[2:]
+        if "=" in body:
+            name, _, value = body.partition("=")
+        else:
+            if i + 1 >= len(rest):
+                raise UsageError(f"program input `{arg}` needs a value")
+            name, value = body, rest[i + 1]
+            i += 1
+        out.append((name, value))
+        i += 1
+    return out
+
+
+def _to_json(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        d = {"node": type(obj).__name__}
+        for f in dataclasses.fields(obj):
+            d[f.name] = _to_json(getattr(obj, f.name))
+        return d
+    if isinstance(obj, (list, tuple)):
+        return [_to_json(x) for x in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if obj != obj else ("inf" if obj > 0 else "-inf")
+    return obj
+
+
+def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
+    import importlib
+    out: dict[str, type] = {}
+    for name, target in specs:
+        module, _, cls = target.partition(":")
+        if not module or not cls:
+            raise UsageError(f"--policy {name}={target}: expected NAME=package.module:Class")
+        try:
+            out[name] = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError) as exc:
+            raise UsageError(f"--policy {name}={target}: {exc}") from None
+    return out
+
+
+def _progress_printer(horizon: float):
+    def show(now: float) -> None:
+        pct = 100.0 * min(now / horizon, 1.0) if horizon > 0 else 100.0
+        sys.stderr.write(f"\rsimulating… t = {now:.6g} ({pct:5.1f}%)")
+        sys.stderr.flush()
+    return show
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the `serq-simpy` command; returns the exit status."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    rest: list[str] = []
+    if "--" in args_in:
+        k = args_in.index("--")
+        args_in, rest = args_in[:k], args_in[k + 1:]
+    args = _parser().parse_args(args_in)
+    try:
+        inputs = _program_inputs(rest)
+        policies = _load_policies(getattr(args, "policy", []))
+    except UsageError as exc:
+        sys.stderr.write(f"serq-simpy: error: {exc}\n")
+        return 2
+    try:
+        return _execute(args, inputs, policies)
+    except SerqError as exc:
+        sys.stderr.write(exc.format(args.file) + "\n")
+        return 1
+    except UsageError as exc:
+        sys.stderr.write(f"serq-simpy: error: {exc}\n")
+        return 2
+    except OSError as exc:
+        sys.stderr.write(f"{args.file}: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
+             policies: dict[str, type]) -> int:
+    from . import api
+    sets = dict(args.sets)
+    sets.update(inputs)
+    kw: dict[str, Any] = dict(sets=sets, defs=dict(args.defs), workload=args.workload)
+    if args.command == "check":
+        from .frontend import summary
+        program = api.load(args.file, **kw)
+        sys.stdout.write(summary(program) + "\n")
+        return 0
+    program = api.load(args.file, trace=args.trace, horizon=args.horizon, warmup=args.warmup,
+                       seed=args.seed, arrivals=args.arrivals, need_horizon=True, **kw)
+    if args.command == "ir":
+        program.settings = api.settings_for(program)
+        sys.stdout.write(json.dumps(_to_json(program), ensure_ascii=False) + "\n")
+        return 0
+    progress = None
+    if not args.json and not args.no_progress and sys.stderr.isatty() and sys.stdout.isatty():
+        progress = _progress_printer(program.settings.horizon or 0.0)
+    try:
+        report = api.run(program, policies=policies, progress=progress)
+    finally:
+        if progress is not None:
+            sys.stderr.write("\r\033[K")
+    if args.dump:
+        from .report.dump import write_dump
+        write_dump(report, args.dump)
+    if args.json:
+        from .report.json_report import to_json
+        sys.stdout.write(to_json(report) + "\n")
+    else:
+        from .report.text_report import to_text
+        sys.stdout.write(to_text(report))
+    return 1 if any(p.stuck for p in report.pools) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

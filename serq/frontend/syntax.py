@@ -1,0 +1,311 @@
+"""The syntax tree the front end works on between parsing and lowering.
+
+It is built from the textX model (build.py) and rewritten by the expansion
+passes (library `use`, `def` uses); names are still plain identifiers here.
+Every node carries the source position (`ir.Pos`) it was written at.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..ir import Pos
+
+
+# ----------------------------------------------------------------- expressions
+@dataclass
+class ENum:
+    value: float
+    pos: Pos
+
+
+@dataclass
+class EName:
+    """A name, an indexed member `s[j]`, or a dotted read `Q.x` (fields)."""
+
+    name: str
+    pos: Pos
+    index: Optional["Expr"] = None
+    fields: tuple[str, ...] = ()
+
+
+@dataclass
+class ECall:
+    fn: str
+    args: list["Expr"]
+    pos: Pos
+
+
+@dataclass
+class EDraw:
+    dist: str
+    args: list["Expr"]
+    pos: Pos
+
+
+@dataclass
+class EAgg:
+    op: str
+    var: str
+    count: "Expr"
+    body: "Expr"
+    pos: Pos
+    var_pos: Pos
+
+
+@dataclass
+class EUnary:
+    op: str
+    operand: "Expr"
+    pos: Pos
+
+
+@dataclass
+class EBinary:
+    op: str
+    left: "Expr"
+    right: "Expr"
+    pos: Pos
+
+
+@dataclass
+class ECond:
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    pos: Pos
+
+
+Expr = Union[ENum, EName, ECall, EDraw, EAgg, EUnary, EBinary, ECond]
+
+
+# ------------------------------------------------------------------ statements
+@dataclass
+class SSet:
+    name: str
+    value: Expr
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class SObserve:
+    name: str
+    value: Expr
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class STurn:
+    pos: Pos
+
+
+@dataclass
+class SRequest:
+    gateway: Optional[str]
+    pos: Pos
+
+
+@dataclass
+class SEnd:
+    pos: Pos
+
+
+@dataclass
+class SIf:
+    """`branch (g)`, `branch with (p)` (with_=True) or `if (g)`."""
+
+    keyword: str
+    guard: Expr
+    then: list["Stmt"]
+    other: list["Stmt"]
+    pos: Pos
+    with_: bool = False
+
+
+@dataclass
+class SLoop:
+    body: list["Stmt"]
+    pos: Pos
+
+
+@dataclass
+class SWhile:
+    guard: Expr
+    body: list["Stmt"]
+    pos: Pos
+
+
+@dataclass
+class SChoose:
+    name: str
+    count: Expr
+    keys: list[Expr]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class SRun:
+    stages: list[EName]
+    mode: Optional[str]
+    work: Expr
+    growing: Optional[EName]
+    pos: Pos
+
+
+@dataclass
+class SMark:
+    """Start ("begin") or end ("end") of a request's server statements."""
+
+    kind: str
+    pos: Pos
+
+
+@dataclass
+class SUse:
+    """A statement `f(args);`: a use of a statement definition."""
+
+    fn: str
+    args: list[Expr]
+    pos: Pos
+
+
+Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
+             SRun, SUse, SMark]
+
+
+# ----------------------------------------------------------------------- items
+@dataclass
+class IUse:
+    path: str
+    pos: Pos
+
+
+@dataclass
+class ILet:
+    """`let x = e;` or `let x = args.number("ext", default);` (ext set)."""
+
+    name: str
+    value: Expr
+    pos: Pos
+    name_pos: Pos
+    ext: Optional[str] = None
+    ext_pos: Optional[Pos] = None
+    args_pos: Optional[Pos] = None
+    in_main: bool = False
+
+
+@dataclass
+class IDef:
+    """A definition: `expr` for an expression definition, else `stmts`."""
+
+    name: str
+    params: list[str]
+    expr: Optional[Expr]
+    stmts: list[Stmt]
+    pos: Pos
+    name_pos: Pos
+    eq_form: bool = False
+    param_pos: list = field(default_factory=list)
+
+
+@dataclass
+class IStage:
+    name: str
+    size: Optional[Expr]
+    kind: str
+    arg: Optional[Expr]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class IShare:
+    policy: str
+    pos: Pos
+
+
+@dataclass
+class CArrive:
+    kind: str
+    arg: Optional[Expr]
+    pos: Pos
+
+
+@dataclass
+class CTrace:
+    path: str
+    ordered: bool
+    pos: Pos
+    path_pos: Pos
+
+
+@dataclass
+class CBlock:
+    """`init { … }`, `turn { … }` or `session { … }` inside a workload."""
+
+    kind: str
+    body: list[Stmt]
+    pos: Pos
+
+
+@dataclass
+class CHidden:
+    names: list[tuple[str, Pos]]
+    pos: Pos
+
+
+@dataclass
+class IWorkload:
+    clauses: list
+    pos: Pos
+    base: str = ""  # directory that relative trace paths are resolved from
+
+
+@dataclass
+class IBlock:
+    """A top-level `session { … }` or `server { … }`."""
+
+    kind: str
+    body: list[Stmt]
+    pos: Pos
+
+
+@dataclass
+class ISettings:
+    settings: list[tuple[str, Expr, Pos]]
+    pos: Pos
+
+
+@dataclass
+class IGauge:
+    name: str
+    value: Expr
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class IFnMain:
+    name: str
+    items: list
+    semi: Optional[Pos]
+    pos: Pos
+    name_pos: Pos
+    close_pos: Pos
+
+
+Item = Union[IUse, ILet, IDef, IStage, IShare, IWorkload, IBlock, ISettings,
+             IGauge, IFnMain]
+
+
+@dataclass
+class SourceFile:
+    """A parsed file: its label (as shown in messages), text and items."""
+
+    label: str
+    text: str
+    items: list = field(default_factory=list)
+    path: Optional[str] = None  # canonical path when read from disk

@@ -1,0 +1,237 @@
+"""The report of a run, as plain dataclasses (spec Part 06 §9, Part 03 §11, Part 04 §12).
+
+The runtime fills a `Report`; `json_report`, `text_report` and `dump` render
+it. Sample series are kept raw (`Series`) and summarised lazily; every other
+row holds final numbers. NaN stands for an undefined number (JSON `null`).
+Field order of `StageRow` and `PoolRow` is the JSON key order.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..stats.gauges import GaugeTrace
+from ..stats.summary import Summary, summarize
+
+NAN = float("nan")
+
+#: The three client series (§4), in report order.
+CLIENT_SERIES: tuple[str, ...] = ("ttft", "tpot", "response")
+
+#: Claim kinds (JSON spelling, §9.3) and how the text report says them (§10).
+CLAIM_KINDS: dict[str, str] = {
+    "every_iteration": "every iteration",
+    "some_iteration": "some iteration",
+    "at_end": "at end",
+}
+
+
+def package_version() -> str:
+    """serq-simpy's version: `serq.__version__`, else the installed metadata, else 0.1.0."""
+    try:
+        import serq
+
+        version = getattr(serq, "__version__", None)
+        if isinstance(version, str) and version:
+            return version
+    except ImportError:  # pragma: no cover - serq is this package
+        pass
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        return dist_version("serq-simpy")
+    except (ImportError, PackageNotFoundError):
+        return "0.1.0"
+
+
+def label(name: str, index: Optional[int]) -> str:
+    """A row's label: `name[index]` for an array member, `name` otherwise."""
+    return name if index is None else f"{name}[{index}]"
+
+
+@dataclass
+class Series:
+    """The samples of one observation, in recording order (parallel lists).
+
+    `is_test` marks an `observe` whose expression is a test (outermost
+    operator a comparison, `&&`, `||` or `!`), for the text report's note.
+    """
+
+    times: list[float] = field(default_factory=list)
+    sessions: list[int] = field(default_factory=list)
+    turns: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    is_test: bool = False
+    _cache: Optional[tuple[int, Summary]] = field(default=None, init=False, repr=False,
+                                                  compare=False)
+
+    def add(self, time: float, session: int, turn: int, value: float) -> None:
+        """Append one sample."""
+        self.times.append(time)
+        self.sessions.append(session)
+        self.turns.append(turn)
+        self.values.append(value)
+
+    def summary(self) -> Summary:
+        """The §3 summary of the values (computed once per length)."""
+        if self._cache is None or self._cache[0] != len(self.values):
+            self._cache = (len(self.values), summarize(self.values))
+        return self._cache[1]
+
+    def never_held(self) -> bool:
+        """A test series that is 0 over at least 40 samples (the text report's note, §2)."""
+        return (self.is_test and len(self.values) >= 40
+                and all(v == 0.0 for v in self.values))
+
+
+@dataclass
+class GaugeRow:
+    """One gauge (§7): statistics over the measured span, and every change point."""
+
+    mean: float = NAN
+    ci: float = NAN
+    min: float = NAN
+    max: float = NAN
+    #: `(time, value)` change points from time 0, warm-up included (`--dump`).
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+    @classmethod
+    def from_trace(cls, trace: GaugeTrace, warmup: float, end: float) -> "GaugeRow":
+        """Summarise a finished trace over `[warmup, end]`."""
+        mean, ci, lo, hi = trace.finish(warmup, end)
+        return cls(mean=mean, ci=ci, min=lo, max=hi, points=list(trace.points))
+
+
+@dataclass
+class ClaimRow:
+    """One claim's result (§8.3, JSON §9.3)."""
+
+    name: str
+    kind: str  # every_iteration | some_iteration | at_end
+    result: str  # holds | fails | witnessed | not_witnessed | not_evaluated | out_of_scope
+    checked: int = 0
+    failures: int = 0
+    first: Optional[float] = None
+    note: Optional[str] = None
+
+
+@dataclass
+class StageRow:
+    """One stage or array member (Part 04 §12, JSON §9.4); defaults are a non-step stage's."""
+
+    name: str
+    index: Optional[int] = None
+    mean_number: float = 0.0
+    utilization: float = 0.0
+    completed: int = 0
+    throughput: float = 0.0
+    mean_wait: float = NAN
+    mean_service: float = NAN
+    iterations: int = 0
+    prefill_only: float = 0.0
+    decode_only: float = 0.0
+    mixed: float = 0.0
+    mean_decodes: float = 0.0
+    mean_decode_batch: float = NAN
+    mean_decode_step: float = NAN
+    mean_itl: float = NAN
+    itl_p50: float = NAN
+    itl_p99: float = NAN
+    idle_with_work: bool = False
+
+    @property
+    def label(self) -> str:
+        """`name` or `name[index]`."""
+        return label(self.name, self.index)
+
+
+@dataclass
+class PoolRow:
+    """One pool or array member (Part 03 §11, JSON §9.5).
+
+    `over_cap` is `None` or `(queue_label, need)`: the label of the pool in
+    whose queue the over-cap hold waits, and the units it needs.
+    """
+
+    name: str
+    index: Optional[int] = None
+    mean_used: float = 0.0
+    mean_cached: float = 0.0
+    mean_queue: float = 0.0
+    mean_holders: float = 0.0
+    mean_wait: float = NAN
+    admissions: int = 0
+    evicted_entries: int = 0
+    evicted_units: float = 0.0
+    preemptions: int = 0
+    spills: int = 0
+    rejected: int = 0
+    stuck: int = 0
+    over_cap: Optional[tuple[str, float]] = None
+    growing_at_end: int = 0
+    growing_stalled: bool = False
+
+    @property
+    def label(self) -> str:
+        """`name` or `name[index]`."""
+        return label(self.name, self.index)
+
+
+def _client_series() -> dict[str, Series]:
+    return {name: Series() for name in CLIENT_SERIES}
+
+
+@dataclass
+class Report:
+    """What a run reports (§9.1). Dict orders are report orders.
+
+    `claims` is `None` when the program declares no claim (the JSON key is
+    then absent); `client` always has exactly the keys of `CLIENT_SERIES`.
+    """
+
+    serq_version: str = field(default_factory=package_version)
+    horizon: float = 0.0
+    end: float = 0.0
+    warmup: float = 0.0
+    seed: int = 1
+    events: int = 0
+    arrivals: int = 0
+    ended: int = 0
+    turns: int = 0
+    mean_live: float = 0.0
+    observes: dict[str, Series] = field(default_factory=dict)
+    client: dict[str, Series] = field(default_factory=_client_series)
+    gauges: dict[str, GaugeRow] = field(default_factory=dict)
+    claims: Optional[list[ClaimRow]] = None
+    stages: list[StageRow] = field(default_factory=list)
+    pools: list[PoolRow] = field(default_factory=list)
+
+    def observe_summaries(self) -> dict[str, Summary]:
+        """Name → summary of every observation, in report order."""
+        return {name: s.summary() for name, s in self.observes.items()}
+
+    def client_summaries(self) -> dict[str, Summary]:
+        """`ttft`, `tpot`, `response` → summary (an absent series counts as empty)."""
+        return {name: self.client.get(name, Series()).summary() for name in CLIENT_SERIES}
+
+    def has_client_samples(self) -> bool:
+        """Whether any client series has a sample (the text report's client section)."""
+        return any(self.client.get(name) is not None and self.client[name].values
+                   for name in CLIENT_SERIES)
+
+    def stage(self, name: str, index: Optional[int] = None) -> Optional[StageRow]:
+        """The stage row with that name (and index), if any."""
+        return next((s for s in self.stages if s.name == name and s.index == index), None)
+
+    def pool(self, name: str, index: Optional[int] = None) -> Optional[PoolRow]:
+        """The pool row with that name (and index), if any."""
+        return next((p for p in self.pools if p.name == name and p.index == index), None)
+
+
+def finite_or_none(x: Optional[float]) -> Optional[float]:
+    """`x` as a float, or `None` when it is missing or not finite (JSON null)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None

@@ -1,0 +1,237 @@
+"""Compile session code into a Python generator function, once per run.
+
+Each statement of the kernel IR becomes a few lines of Python; a `run`
+becomes a `yield` of the stage's job event, so the session is a SimPy
+process whose body is ordinary Python (spec Part 02 §7, §10). The `init`
+block compiles into a plain function called at creation.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .. import ir
+from ..errors import SimulationError, shortest
+from .exprs import ExprCompiler, Namespace, Scope
+
+SPIN_LIMIT = 1000  # readiness per instant before "does not settle" (Part 02 §10.5)
+
+
+class RuntimeHooks:
+    """Run-time services generated code calls (bound in the namespace)."""
+
+    def __init__(self, env: Any):
+        self.env = env
+
+    def guard_error(self, value: float, text: str) -> None:
+        hint = "; a draw is written `branch with (p)`" if text.startswith("`branch") else ""
+        raise SimulationError(
+            f"{text}: the guard is {shortest(value)}, not 0 or 1{hint}", self.env.now)
+
+    def amount_error(self, value: float, text: str) -> None:
+        if value != value:
+            msg = f"{text}: the amount is NaN, not a number of units, tokens or seconds"
+        else:
+            msg = (f"{text}: the amount is {shortest(value)}; an amount of units, "
+                   "tokens or seconds is a number, and not negative")
+        raise SimulationError(msg, self.env.now)
+
+    def count_error(self, value: float, text: str) -> None:
+        raise SimulationError(
+            f"{text}: the count is {shortest(value)}, not a whole number", self.env.now)
+
+    def spin_error(self, session: Any) -> None:
+        raise SimulationError(
+            f"the instant t = {shortest(self.env.now)} does not settle: session "
+            f"{int(session.serial)} became ready {SPIN_LIMIT + 1} times without time "
+            "passing (a `run` of zero work, or a `hold` admitted and released, "
+            "inside a loop)", self.env.now)
+
+
+def better(new: tuple, best: tuple) -> bool:
+    """`choose`: is key tuple `new` strictly smaller than `best` (Part 02 §7.8)?"""
+    for x, y in zip(new, best):
+        if x < y:
+            return True
+        if x == y:
+            continue
+        return False
+    return False
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+        self.count = 0
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def fresh(self, base: str) -> str:
+        self.count += 1
+        return f"_{base}{self.count}"
+
+
+class SessionCompiler:
+    """Turns statement lists into Python source over a `Namespace`.
+
+    `observe_sink(name)` returns the Python names of the four append
+    functions of a series; `turn_prologue(w, scope)` writes the trace load
+    and the workload's turn block; `run_target(stmt, scope)` gives the
+    expression whose value is the job event of a run."""
+
+    def __init__(self, ns: Namespace, exprs: ExprCompiler, *, warmup: float,
+                 attrs: dict[str, str], observe_sink: Callable[[str], tuple[str, ...]],
+                 run_request: Callable[[ir.Run, Scope, "_Writer"], str],
+                 turn_hook: Callable[["SessionCompiler", "_Writer"], None],
+                 request_sink: Optional[str] = None):
+        self.ns = ns
+        self.exprs = exprs
+        self.warmup = warmup
+        self.attrs = attrs
+        self.observe_sink = observe_sink
+        self.run_request = run_request
+        self.turn_hook = turn_hook
+        self.request_sink = request_sink
+        hooks = RuntimeHooks(ns.env)
+        g = ns.globals
+        g["_guard_err"] = hooks.guard_error
+        g["_amount_err"] = hooks.amount_error
+        g["_count_err"] = hooks.count_error
+        g["_spin_err"] = hooks.spin_error
+        g["_better"] = better
+
+    # -- entry points --------------------------------------------------------
+    def generator(self, name: str, body: list[ir.Stmt], scope: Scope,
+                  prologue: list[str], epilogue: list[str]) -> Callable:
+        """A generator function `name(s)` running `body` for session `s`."""
+        w = _Writer()
+        for line in prologue:
+            w.emit(line)
+        self.block(body, scope, w)
+        for line in epilogue:
+            w.emit(line)
+        w.emit("return")
+        w.emit("yield")  # makes it a generator even without runs
+        src = f"def {name}(s):\n" + "\n".join(w.lines) + "\n"
+        return self.ns.define(src, name)
+
+    def function(self, name: str, body: list[ir.Stmt], scope: Scope,
+                 prologue: list[str]) -> Callable:
+        """A plain function `name(s)` (the `init` block)."""
+        w = _Writer()
+        for line in prologue:
+            w.emit(line)
+        self.block(body, scope, w)
+        w.emit("return")
+        src = f"def {name}(s):\n" + "\n".join(w.lines) + "\n"
+        return self.ns.define(src, name)
+
+    # -- statements ------------------------------------------------------------
+    def block(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
+        if not stmts:
+            w.emit("pass")
+        for st in stmts:
+            getattr(self, "_" + type(st).__name__)(st, scope, w)
+
+    def expr(self, e: ir.Expr, scope: Scope) -> str:
+        return self.exprs.expr(e, scope)
+
+    def _Set(self, st: ir.Set, scope: Scope, w: _Writer) -> None:
+        w.emit(f"s.{self.attrs[st.name]} = {self.expr(st.value, scope)}")
+
+    def _Observe(self, st: ir.Observe, scope: Scope, w: _Writer) -> None:
+        vals, times, sessions, turns = self.observe_sink(st.name)
+        v = w.fresh("v")
+        w.emit(f"{v} = {self.expr(st.value, scope)}")
+        if self.warmup > 0:
+            w.emit(f"if _env._now >= {self.warmup!r}:")
+            w.depth += 1
+        w.emit(f"{vals}({v}); {times}(_env._now); {sessions}(s.serial); {turns}(s.turn_no)")
+        if self.warmup > 0:
+            w.depth -= 1
+
+    def _Turn(self, st: ir.Turn, scope: Scope, w: _Writer) -> None:
+        self.turn_hook(self, w)
+
+    def _End(self, st: ir.End, scope: Scope, w: _Writer) -> None:
+        w.emit("_end(s)")
+        w.emit("return")
+
+    def _guard(self, guard: ir.Expr, text: str, scope: Scope, w: _Writer) -> str:
+        g = w.fresh("g")
+        w.emit(f"{g} = {self.expr(guard, scope)}")
+        w.emit(f"if {g} != 1.0 and {g} != 0.0: _guard_err({g}, {text!r})")
+        return g
+
+    def _If(self, st: ir.If, scope: Scope, w: _Writer) -> None:
+        text = st.text or f"`{st.keyword} (…)`"
+        g = self._guard(st.guard, text, scope, w)
+        w.emit(f"if {g} == 1.0:")
+        w.depth += 1
+        self.block(st.then, scope, w)
+        w.depth -= 1
+        if st.other:
+            w.emit("else:")
+            w.depth += 1
+            self.block(st.other, scope, w)
+            w.depth -= 1
+
+    def _spin(self, w: _Writer) -> tuple[str, str]:
+        t, k = w.fresh("t"), w.fresh("k")
+        w.emit(f"{t} = -1.0; {k} = 0")
+        return t, k
+
+    def _spin_check(self, t: str, k: str, w: _Writer) -> None:
+        w.emit(f"if _env._now == {t}:")
+        w.emit(f"    {k} += 1")
+        w.emit(f"    if {k} > {SPIN_LIMIT}: _spin_err(s)")
+        w.emit(f"else: {t} = _env._now; {k} = 0")
+
+    def _Loop(self, st: ir.Loop, scope: Scope, w: _Writer) -> None:
+        t, k = self._spin(w)
+        w.emit("while True:")
+        w.depth += 1
+        self._spin_check(t, k, w)
+        self.block(st.body, scope, w)
+        w.depth -= 1
+
+    def _While(self, st: ir.While, scope: Scope, w: _Writer) -> None:
+        t, k = self._spin(w)
+        w.emit("while True:")
+        w.depth += 1
+        self._spin_check(t, k, w)
+        g = self._guard(st.guard, st.text or "`while (…)`", scope, w)
+        w.emit(f"if {g} == 0.0: break")
+        self.block(st.body, scope, w)
+        w.depth -= 1
+
+    def _Choose(self, st: ir.Choose, scope: Scope, w: _Writer) -> None:
+        slot = self.attrs[st.name]
+        n, c, best, bk, key = (w.fresh(x) for x in ("n", "c", "b", "bk", "key"))
+        text = st.text or f"`choose {st.name} in …`"
+        w.emit(f"{n} = {self.expr(st.count, scope)}")
+        w.emit(f"if not (0.0 <= {n} < _INF and {n} == int({n})): _count_err({n}, {text!r})")
+        w.emit(f"{best} = 0; {bk} = None")
+        w.emit(f"for {c} in range(int({n})):")
+        w.depth += 1
+        w.emit(f"s.{slot} = float({c})")
+        keys = ", ".join(self.expr(k, scope) for k in st.keys)
+        w.emit(f"{key} = ({keys},)")
+        w.emit(f"if {bk} is None or _better({key}, {bk}): {best} = {c}; {bk} = {key}")
+        w.depth -= 1
+        w.emit(f"s.{slot} = float({best})")
+
+    def _Run(self, st: ir.Run, scope: Scope, w: _Writer) -> None:
+        target = self.run_request(st, scope, w)
+        v = w.fresh("w")
+        w.emit(f"{v} = {self.expr(st.work, scope)}")
+        w.emit(f"if not {v} >= 0.0: _amount_err({v}, {st.text or '`run`'!r})")
+        w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
+
+    def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
+        w.emit("_rq = _env._now")
+
+    def _RequestEnd(self, st: ir.RequestEnd, scope: Scope, w: _Writer) -> None:
+        if self.request_sink:
+            w.emit(f"{self.request_sink}(s, _rq)")

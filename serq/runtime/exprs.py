@@ -1,0 +1,210 @@
+"""Compile IR expressions into Python source, once per program.
+
+An expression becomes a Python expression string evaluated inside generated
+code (a session's generator function, a stage's capacity closure). Names
+the string needs (helpers, stage objects, streams) are bound in one shared
+namespace, `Namespace`. Evaluation order, short-circuiting and the IEEE
+rules are those of spec Part 01 §3 and Part 07 §6.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from .. import ir
+from ..errors import SimulationError, shortest
+from . import distributions, numeric
+
+_COMPARE = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
+
+
+class Namespace:
+    """The globals of generated code: helpers plus objects bound by name."""
+
+    def __init__(self, env: Any):
+        self.env = env
+        self.globals: dict[str, Any] = {
+            "_env": env, "_INF": math.inf, "_NAN": math.nan,
+            "_SimErr": SimulationError,
+        }
+        for name, (fn, _arity) in numeric.FUNCTIONS.items():
+            self.globals[f"_f_{name}"] = fn
+        self.globals["_div"] = numeric.div
+        self.globals["_pow"] = numeric.power
+        for name, (fn, _arity) in distributions.DISTRIBUTIONS.items():
+            self.globals[f"_d_{name}"] = fn
+        self._ids: dict[int, str] = {}
+        self._count = 0
+
+    def bind(self, obj: Any, hint: str = "o") -> str:
+        """Bind `obj` under a fresh global name (the same name for one object)."""
+        key = id(obj)
+        name = self._ids.get(key)
+        if name is None:
+            self._count += 1
+            name = f"_{hint}{self._count}"
+            self._ids[key] = name
+            self.globals[name] = obj
+        return name
+
+    def define(self, src: str, name: str) -> Any:
+        """Execute generated source `src` and return the object it defines."""
+        code = compile(src, f"<serq:{name}>", "exec")
+        exec(code, self.globals)
+        return self.globals[name]
+
+    def function(self, params: str, body_expr: str, hint: str = "fn") -> Callable:
+        """A function `lambda params: body_expr` over the namespace."""
+        self._count += 1
+        name = f"_{hint}{self._count}"
+        return self.define(f"def {name}({params}):\n    return {body_expr}\n", name)
+
+
+@dataclass
+class Scope:
+    """Where an expression is evaluated (its moment).
+
+    `session`: Python expression of the session object, or None;
+    `stream`: Python expression of the stream draws read, or None (no draws);
+    `ctx`: context-variable name -> Python expression;
+    `attrs`: attribute name -> slot name on the session object."""
+
+    session: Optional[str]
+    stream: Optional[str]
+    attrs: dict[str, str]
+    ctx: dict[str, str] = field(default_factory=dict)
+
+
+class StageDirectory:
+    """Maps IR stage/pool references to runtime objects (set by the runtime)."""
+
+    def __init__(self) -> None:
+        self.families: dict[tuple[str, str], list[Any]] = {}
+        self.arrays: dict[tuple[str, str], bool] = {}
+
+    def add(self, kind: str, name: str, members: list[Any], is_array: bool) -> None:
+        self.families[(kind, name)] = members
+        self.arrays[(kind, name)] = is_array
+
+
+def index_checker(env: Any) -> Callable[[float, int, str], int]:
+    """A function checking a computed array index: a whole number in
+    0 … size−1 (spec Part 01 §4.3); a run-time error otherwise."""
+
+    def _ix(value: float, size: int, what: str) -> int:
+        if 0.0 <= value < size and value == int(value):
+            return int(value)
+        raise SimulationError(
+            f"`{what}[…]`: the index is {shortest(value)}, not a whole number "
+            f"from 0 to {size - 1}", env.now)
+
+    return _ix
+
+
+class ExprCompiler:
+    """Turns IR expressions into Python source strings."""
+
+    def __init__(self, ns: Namespace, stages: StageDirectory):
+        self.ns = ns
+        self.stages = stages
+        ns.globals["_ix"] = index_checker(ns.env)
+
+    # -- references ------------------------------------------------------
+    def ref(self, ref: ir.Ref, scope: Scope) -> str:
+        """Python expression of the runtime object a reference names."""
+        members = self.stages.families[(ref.kind, ref.name)]
+        if ref.index is None:
+            return self.ns.bind(members[0], "st")
+        if isinstance(ref.index, ir.Num):
+            v = ref.index.value
+            return self.ns.bind(members[int(v)], "st")
+        fam = self.ns.bind(members, "fam")
+        idx = self.expr(ref.index, scope)
+        return f"{fam}[_ix({idx}, {len(members)}, {ref.name!r})]"
+
+    # -- expressions -----------------------------------------------------
+    def expr(self, e: ir.Expr, scope: Scope) -> str:
+        """Python source of `e` (a float-valued expression)."""
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e, scope)
+
+    def _Num(self, e: ir.Num, scope: Scope) -> str:
+        v = e.value
+        if v != v:
+            return "_NAN"
+        if v == math.inf:
+            return "_INF"
+        if v == -math.inf:
+            return "(-_INF)"
+        return repr(float(v))
+
+    def _Now(self, e: ir.Now, scope: Scope) -> str:
+        return "_env._now"
+
+    def _Attr(self, e: ir.Attr, scope: Scope) -> str:
+        if scope.session is None:
+            raise ValueError(f"attribute {e.name} read without a session")
+        return f"{scope.session}.{scope.attrs[e.name]}"
+
+    def _Ctx(self, e: ir.Ctx, scope: Scope) -> str:
+        return scope.ctx[e.name]
+
+    def _Unary(self, e: ir.Unary, scope: Scope) -> str:
+        x = self.expr(e.operand, scope)
+        if e.op == "-":
+            return f"(-{x})"
+        return f"(1.0 if {x} == 0.0 else 0.0)"
+
+    def _Binary(self, e: ir.Binary, scope: Scope) -> str:
+        a = self.expr(e.left, scope)
+        b = self.expr(e.right, scope)
+        op = e.op
+        if op in ("+", "-", "*"):
+            return f"({a} {op} {b})"
+        if op == "/":
+            if isinstance(e.right, ir.Num) and e.right.value not in (0.0,) \
+                    and e.right.value == e.right.value:
+                return f"({a} / {b})"
+            return f"_div({a}, {b})"
+        if op == "^":
+            return f"_pow({a}, {b})"
+        if op in _COMPARE:
+            return f"(1.0 if {a} {op} {b} else 0.0)"
+        if op == "&&":
+            return f"(0.0 if {a} == 0.0 else (1.0 if {b} != 0.0 else 0.0))"
+        if op == "||":
+            return f"(1.0 if {a} != 0.0 else (1.0 if {b} != 0.0 else 0.0))"
+        raise ValueError(f"unknown operator {op}")
+
+    def _Cond(self, e: ir.Cond, scope: Scope) -> str:
+        c = self.expr(e.cond, scope)
+        return f"({self.expr(e.then, scope)} if {c} != 0.0 else {self.expr(e.other, scope)})"
+
+    def _Call(self, e: ir.Call, scope: Scope) -> str:
+        args = ", ".join(self.expr(a, scope) for a in e.args)
+        if e.fn == "abs":
+            return f"abs({args})"
+        return f"_f_{e.fn}({args})"
+
+    def _Draw(self, e: ir.Draw, scope: Scope) -> str:
+        args = [self.expr(a, scope) for a in e.args]
+        if e.dist == "det":
+            return f"_d_det({args[0]})"
+        if scope.stream is None:
+            raise ValueError("a draw where no stream is bound")
+        return f"_d_{e.dist}({scope.stream}, {', '.join(args)})"
+
+    def _Observable(self, e: ir.Observable, scope: Scope) -> str:
+        obj = self.ref(e.target, scope)
+        fn = e.fn
+        if fn == "queue":
+            return f"float({obj}.n)"
+        if fn == "busy":
+            return f"float({obj}.busy_count())"
+        if fn in ("work", "est_lambda", "est_rho", "est_wait"):
+            return f"{obj}.{fn}()"
+        if fn == "price":
+            args = ", ".join(self.expr(a, scope) for a in e.args)
+            return f"{obj}.price({args})"
+        raise ValueError(f"observable {fn} is not available here")

@@ -1,0 +1,77 @@
+"""Event priorities and the end-of-instant hook (spec Part 02 §10).
+
+The calendar is SimPy's event queue, ordered by (time, priority, insertion).
+Three priorities give the language's execution model:
+
+* `READY` (SimPy's URGENT, 0): a session that became ready (its process
+  starts); these run before any further calendar entry at the instant, in
+  the order they became ready — the ready queue of a settle;
+* `CALENDAR` (SimPy's NORMAL, 1): timed events (job completions, arrivals,
+  the warm-up boundary);
+* `LATE` (2): the end of an instant: once no other event is due at the
+  current time, `ps` stages and flows recompute their rates.
+"""
+from __future__ import annotations
+
+from heapq import heappush
+from typing import Any, Callable, Protocol
+
+from simpy.events import Event
+
+READY = 0
+CALENDAR = 1
+LATE = 2
+
+
+class EndOfInstant(Protocol):
+    """Something that recomputes once its instant has settled."""
+
+    dirty: bool
+
+    def end_of_instant(self) -> None: ...
+
+
+def timer(env: Any, delay: float, callback: Callable[[Event], None],
+          priority: int = CALENDAR) -> Event:
+    """Schedule `callback` as a calendar entry `delay` from now."""
+    ev = Event(env)
+    ev._ok = True
+    ev._value = None
+    ev.callbacks.append(callback)
+    heappush(env._queue, (env._now + delay, priority, next(env._eid), ev))
+    return ev
+
+
+def fire(event: Event, value: Any = None) -> None:
+    """Trigger `event` and run its callbacks now, as if the calendar had
+    just handled it (the waiting session resumes inside the current event)."""
+    event._ok = True
+    event._value = value
+    callbacks, event.callbacks = event.callbacks, None
+    for cb in callbacks:
+        cb(event)
+
+
+class Instant:
+    """Collects objects to recompute at the end of the current instant."""
+
+    def __init__(self, env: Any):
+        self.env = env
+        self.pending = False
+        self.dirty: list[EndOfInstant] = []
+
+    def mark(self, obj: EndOfInstant) -> None:
+        """Ask for `obj.end_of_instant()` once the instant has settled."""
+        if not obj.dirty:
+            obj.dirty = True
+            self.dirty.append(obj)
+        if not self.pending:
+            self.pending = True
+            timer(self.env, 0.0, self._fire, LATE)
+
+    def _fire(self, _ev: Event) -> None:
+        self.pending = False
+        items, self.dirty = self.dirty, []
+        for obj in items:
+            obj.dirty = False
+            obj.end_of_instant()

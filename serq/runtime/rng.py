@@ -1,0 +1,351 @@
+"""Random streams of a run, bit for bit as spec Part 07 (the pyserq 0.1.5 scheme).
+
+The generator is ChaCha12 keyed from a 64-bit seed by a PCG32 expansion
+(`rand` 0.9 `StdRng::seed_from_u64`, Part 07 §2). A `Stream` is a cursor into
+its 32-bit word sequence; it reads whole ChaCha blocks in bulk from
+`randomgen` (or from the pure-Python reference `chacha12_block` when
+`randomgen` is missing) and hands out uniforms from a pre-converted buffer.
+
+Six kinds of stream exist (§1): the run-wide arrival, trace, machine and evict
+streams, and per session a workload stream per turn and a session stream,
+keyed by `derive` (§3.2) or, for differential tests against pyserq 0.1.3 and
+0.1.4, by `derive_013` (§9.2).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Sequence
+
+try:  # pragma: no branch - the fallback is exercised via Stream(pure=True)
+    from randomgen import ChaCha as _ChaCha
+except ImportError:  # pragma: no cover - depends on the environment
+    _ChaCha = None
+
+__all__ = [
+    "M32", "M64", "key_words", "mix", "splitmix_step", "derive", "derive_013",
+    "DERIVATIONS", "chacha12_block", "Stream", "HAVE_RANDOMGEN",
+    "arrival_stream", "trace_stream", "machine_stream", "evict_stream",
+    "workload_stream", "session_stream",
+]
+
+M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
+HAVE_RANDOMGEN = _ChaCha is not None
+
+# §1: key-seed constants of the run-wide streams; §3.2: splitmix64 increment.
+TRACE_XOR = 0x6A09E667F3BCC908
+MACHINE_XOR = 0x5851F42D4C957F2D
+EVICT_XOR = 0x2545F4914F6CDD1D
+GOLDEN = 0x9E3779B97F4A7C15
+# §3.2: the kinds of per-session streams.
+KIND_WORKLOAD = 1
+KIND_SESSION = 2
+
+_PCG_MUL = 6364136223846793005
+_PCG_INC = 11634580027462260723
+_TWO_M53 = 1.0 / 9007199254740992.0  # 2**-53 (§2.4)
+
+
+# ---------------------------------------------------------------------------
+# Seeds and keys (§2.1, §3.2, §9.2)
+# ---------------------------------------------------------------------------
+
+def key_words(seed: int) -> list[int]:
+    """The eight 32-bit key words `K[0..7]` of a 64-bit seed (PCG32, §2.1)."""
+    x = seed & M64
+    out = []
+    for _ in range(8):
+        x = (x * _PCG_MUL + _PCG_INC) & M64
+        xs = (((x >> 18) ^ x) >> 27) & M32
+        rot = x >> 59
+        out.append(((xs >> rot) | (xs << (32 - rot))) & M32)
+    return out
+
+
+def mix(z: int) -> int:
+    """The splitmix64 finaliser of §3.2 (64-bit wrapping)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def splitmix_step(z: int) -> int:
+    """One splitmix64 output: `mix(z + 0x9E3779B97F4A7C15)` (§3.2)."""
+    return mix((z + GOLDEN) & M64)
+
+
+def derive(s: int, k: int, t: int, c: int) -> int:
+    """Key seed of a per-session stream, pyserq 0.1.5 (§3.2)."""
+    x = splitmix_step(s & M64)
+    for v in (k, t, c):
+        x = splitmix_step(x ^ (v & M64))
+    return x
+
+
+def derive_013(s: int, k: int, t: int, c: int) -> int:
+    """Key seed of a per-session stream, pyserq 0.1.3/0.1.4 (§9.2)."""
+    x = s & M64
+    for v in (k, t, c):
+        x = mix((x + GOLDEN + v) & M64)
+    return x
+
+
+DERIVATIONS: dict[str, Callable[[int, int, int, int], int]] = {
+    "0.1.5": derive, "0.1.4": derive_013, "0.1.3": derive_013,
+}
+
+
+# ---------------------------------------------------------------------------
+# ChaCha12: pure-Python reference (§2.2) and the randomgen fast path (§2.6)
+# ---------------------------------------------------------------------------
+
+_SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)
+_QUARTERS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+             (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
+
+
+def chacha12_block(key: Sequence[int], block: int) -> list[int]:
+    """The 16 output words of ChaCha12 block `block` under key words `key`."""
+    init = [*_SIGMA, *key, block & M32, (block >> 32) & M32, 0, 0]
+    x = init[:]
+    for _ in range(6):  # 6 double rounds = 12 rounds
+        for a, b, c, d in _QUARTERS:
+            xa = (x[a] + x[b]) & M32
+            xd = x[d] ^ xa
+            xd = ((xd << 16) | (xd >> 16)) & M32
+            xc = (x[c] + xd) & M32
+            xb = x[b] ^ xc
+            xb = ((xb << 12) | (xb >> 20)) & M32
+            xa = (xa + xb) & M32
+            xd ^= xa
+            xd = ((xd << 8) | (xd >> 24)) & M32
+            xc = (xc + xd) & M32
+            xb ^= xc
+            x[a], x[b], x[c], x[d] = xa, ((xb << 7) | (xb >> 25)) & M32, xc, xd
+    return [(w + i) & M32 for w, i in zip(x, init)]
+
+
+def _fetch_u64_pure(key: list[int], block: int, n: int) -> list[int]:
+    """`n` (a multiple of 8) u64 words from block `block` on, pure Python."""
+    out: list[int] = []
+    for b in range(block, block + n // 8):
+        w = chacha12_block(key, b)
+        out += [w[j] | (w[j + 1] << 32) for j in range(0, 16, 2)]
+    return out
+
+
+def _fetch_f64_pure(key: list[int], block: int, n: int) -> list[float]:
+    """The uniforms (§2.4) of `_fetch_u64_pure(key, block, n)`."""
+    return [(x >> 11) * _TWO_M53 for x in _fetch_u64_pure(key, block, n)]
+
+
+_PURE = (_fetch_u64_pure, _fetch_f64_pure)
+
+if HAVE_RANDOMGEN:
+    # One shared generator: each fetch loads the stream's key and block
+    # counter into it (randomgen's counter counts 32-bit words; at a block
+    # boundary the cached block is never read), far cheaper than a new
+    # ChaCha object (~35 us: it draws OS entropy first). numpy's
+    # Generator.random() is exactly (random_raw() >> 11) * 2**-53.
+    import numpy as _np
+
+    _GEN = _ChaCha(key=0, rounds=12, counter=0)
+    _RAW = _GEN.random_raw
+    _DOUBLES = _np.random.Generator(_GEN).random
+    _LOCK = threading.Lock()
+    _ZERO_BLOCK = [0] * 16
+
+    def _load(key: list[int], block: int) -> None:
+        _GEN.state = {"bit_generator": "ChaCha", "state": {
+            "block": _ZERO_BLOCK, "keysetup": key, "ctr": [block << 4, 0],
+            "rounds": 12}}
+
+    def _fetch_u64_rg(key: list[int], block: int, n: int) -> list[int]:
+        """`n` (a multiple of 8) u64 words from block `block` on."""
+        with _LOCK:
+            _load(key, block)
+            return _RAW(n).tolist()
+
+    def _fetch_f64_rg(key: list[int], block: int, n: int) -> memoryview:
+        """The uniforms of the same words, as a memoryview of doubles."""
+        with _LOCK:
+            _load(key, block)
+            return memoryview(_DOUBLES(n))
+
+    _FAST = (_fetch_u64_rg, _fetch_f64_rg)
+else:  # pragma: no cover
+    _FAST = _PURE
+
+
+# ---------------------------------------------------------------------------
+# Streams (§2.3-§2.5)
+# ---------------------------------------------------------------------------
+
+_FIRST_REFILL = 8     # u64 words = one ChaCha block: most session streams
+_MAX_REFILL = 1024    # then ~2 ns/draw of fetch overhead, 8 kB per stream
+_EMPTY = iter(())     # an exhausted iterator: sends uniform() to its slow path
+
+
+class Stream:
+    """One generator instance: a cursor into the word sequence of a key seed.
+
+    The stream reads a buffer of `_n` u64 words (blocks `_base` on) at a
+    time, doubling its size from one block up to `_MAX_REFILL`. The buffer
+    is seen as doubles (`_flt`, for `uniform`) or as ints (`_raw`, for word
+    reads), each fetched when first needed. `uniform()` is the hot path: it
+    pops a double from the attached iterator `_it`. Word reads detach the
+    cursor into an index `_i` plus the pending high half `_hi` of a u64
+    whose low half a `next_u32` returned (-1 when none).
+    """
+
+    __slots__ = ("key_seed", "_src", "_key", "_next", "_size", "_base", "_n",
+                 "_raw", "_flt", "_it", "_i", "_hi")
+
+    def __init__(self, key_seed: int, *, pure: bool = False) -> None:
+        """A stream keyed by the 64-bit `key_seed`; `pure` forces the Python ChaCha."""
+        self.key_seed = key_seed & M64
+        self._src = _PURE if pure else _FAST
+        self._key: list[int] | None = None   # expanded at the first fetch
+        self._next = 0                       # first block after the buffer
+        self._size = _FIRST_REFILL           # u64 words of the next buffer
+        self._base = 0
+        self._n = 0
+        self._raw: Sequence[int] | None = None
+        self._flt: Sequence[float] | None = None
+        self._it = _EMPTY                    # attached: uniforms from here on
+        self._i = 0                          # detached: buffer position
+        self._hi = -1
+
+    def __repr__(self) -> str:
+        return f"Stream(key_seed={self.key_seed:#018x})"
+
+    def uniform(self) -> float:
+        """Next `U = (next_u64() >> 11) * 2**-53`, in [0, 1) (§2.4)."""
+        try:
+            return next(self._it)
+        except StopIteration:
+            return self._uniform_slow()
+
+    def _advance(self) -> None:
+        """Move to the next buffer; the cursor stays detached, at 0."""
+        if self._key is None:
+            self._key = key_words(self.key_seed)
+        n = self._size
+        self._base = self._next
+        self._next += n >> 3
+        self._n = n
+        self._size = min(n << 1, _MAX_REFILL)
+        self._i = 0
+        self._raw = self._flt = None
+
+    def _detach(self) -> None:
+        """Turn the attached uniform iterator back into the index `_i`."""
+        it = self._it
+        if it is not _EMPTY:
+            self._it = _EMPTY
+            self._i = self._n - sum(1 for _ in it)  # rare: word reads only
+
+    def _uniform_slow(self) -> float:
+        """`uniform()` at the start, at a buffer end, or after a word read."""
+        self._detach()
+        if self._hi >= 0:
+            return (self.next_u64() >> 11) * _TWO_M53
+        if self._i >= self._n:
+            self._advance()
+        flt = self._flt
+        if flt is None:
+            flt = self._flt = self._src[1](self._key, self._base, self._n)
+        i = self._i
+        self._it = it = iter(flt[i:] if i else flt)
+        return next(it)
+
+    def _take(self) -> int:
+        """Consume the next u64 word of the buffer (cursor detached)."""
+        i = self._i
+        if i >= self._n:
+            self._advance()
+            i = 0
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = self._src[0](self._key, self._base, self._n)
+        self._i = i + 1
+        return raw[i]
+
+    def next_u64(self) -> int:
+        """The next two words, the first as the low half (§2.3)."""
+        self._detach()
+        hi = self._hi
+        x = self._take()
+        if hi < 0:
+            return x
+        self._hi = x >> 32
+        return hi | ((x & M32) << 32)
+
+    def next_u32(self) -> int:
+        """The next 32-bit word (§2.3)."""
+        self._detach()
+        hi = self._hi
+        if hi >= 0:
+            self._hi = -1
+            return hi
+        x = self._take()
+        self._hi = x >> 32
+        return x & M32
+
+    def below(self, n: int) -> int:
+        """Uniform integer in 0 .. n-1, Canon's widening multiply (§2.5)."""
+        if not 1 <= n <= M32:
+            raise ValueError(f"below(n) needs 1 <= n < 2**32, got {n}")
+        m = self.next_u32() * n
+        hi, lo = m >> 32, m & M32
+        if lo > (1 << 32) - n and lo + ((self.next_u32() * n) >> 32) > M32:
+            hi += 1
+        return hi
+
+
+# ---------------------------------------------------------------------------
+# The six kinds of stream (§1, §3)
+# ---------------------------------------------------------------------------
+
+def _check_seed(seed: int) -> int:
+    if not 0 <= seed <= M64:
+        raise ValueError(f"seed {seed} is not an unsigned 64-bit integer")
+    return seed
+
+
+def arrival_stream(seed: int) -> Stream:
+    """The run's arrival stream: key seed `s` (§1)."""
+    return Stream(_check_seed(seed))
+
+
+def trace_stream(seed: int) -> Stream:
+    """The run's trace-choice stream: key seed `s ^ 0x6A09E667F3BCC908` (§1)."""
+    return Stream(_check_seed(seed) ^ TRACE_XOR)
+
+
+def machine_stream(seed: int) -> Stream:
+    """The run's machine stream: key seed `s ^ 0x5851F42D4C957F2D` (§1)."""
+    return Stream(_check_seed(seed) ^ MACHINE_XOR)
+
+
+def evict_stream(seed: int) -> Stream:
+    """The run's evict stream: key seed `s ^ 0x2545F4914F6CDD1D` (§1)."""
+    return Stream(_check_seed(seed) ^ EVICT_XOR)
+
+
+def _derivation(scheme: str) -> Callable[[int, int, int, int], int]:
+    try:
+        return DERIVATIONS[scheme]
+    except KeyError:
+        raise ValueError(f"unknown stream scheme {scheme!r}; "
+                         f"expected one of {sorted(DERIVATIONS)}") from None
+
+
+def workload_stream(seed: int, serial: int, turn: int, scheme: str = "0.1.5") -> Stream:
+    """Workload stream of session `serial` at `turn` (0 = `init`), §3.2/§9.2."""
+    return Stream(_derivation(scheme)(_check_seed(seed), serial, turn, KIND_WORKLOAD))
+
+
+def session_stream(seed: int, serial: int, scheme: str = "0.1.5") -> Stream:
+    """Session-code stream of session `serial` (§3.2/§9.2)."""
+    return Stream(_derivation(scheme)(_check_seed(seed), serial, 0, KIND_SESSION))

@@ -1,0 +1,78 @@
+"""Sessions: their class, their creation and their end (spec Part 02 §3.6,
+§4, §7.5, §8).
+
+A program gets its own `Session` class with one slot per attribute, so
+generated code reads `s.<slot>` directly. Built-in attributes keep their
+names as slots; a user attribute `x` gets a slot `a<k>` (attribute names may
+be any Unicode identifier, which Python would normalise).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import ir
+
+RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor")
+
+
+def attribute_slots(program: ir.Program) -> dict[str, str]:
+    """Attribute name -> slot name on the session object."""
+    slots = {name: name for name in ir.BUILTIN_ATTRIBUTES}
+    for k, name in enumerate(program.attributes):
+        if name not in slots:
+            slots[name] = f"a{k}"
+    return slots
+
+
+def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
+    """A class with one slot per attribute; `Session(serial)` zeroes them."""
+    names = list(dict.fromkeys(slots.values())) + list(RESERVED_SLOTS)
+    body = ["def __init__(self, sid):",
+            "    self.sid = sid",
+            "    self.serial = float(sid)",
+            "    self.rng = None",
+            "    self.corpus = None",
+            "    self.cursor = 0"]
+    for slot in slots.values():
+        if slot != "serial":
+            body.append(f"    self.{slot} = 0.0")
+    ns: dict[str, Any] = {}
+    exec("\n".join(body) + "\n", ns)
+    cls = type("Session", (), {"__slots__": tuple(names), "__init__": ns["__init__"]})
+    ns_globals["_Session"] = cls
+    return cls
+
+
+class TraceCursor:
+    """Loads trace turns into sessions (Part 02 §4.3)."""
+
+    def __init__(self, trace: ir.Trace, stream: Optional[Any]):
+        self.sessions = trace.sessions
+        self.ordered = trace.ordered
+        self.stream = stream
+
+    def assign(self, s: Any) -> None:
+        """Pick the corpus session of a new session (creation step 3)."""
+        count = len(self.sessions)
+        if self.ordered:
+            s.corpus = self.sessions[s.sid % count]
+        else:
+            s.corpus = self.sessions[self.stream.below(count)]
+        s.cursor = 0
+
+    @staticmethod
+    def load(s: Any) -> None:
+        """`turn;` with a trace: the next corpus turn, and `more`."""
+        corpus = s.corpus
+        k = s.cursor
+        if k < len(corpus):
+            t = corpus[k]
+            s.new = t.new
+            s.out = t.out
+            s.think = t.think
+            s.forced = t.forced
+            k += 1
+            s.cursor = k
+            s.more = 1.0 if k < len(corpus) else 0.0
+        else:
+            s.more = 0.0

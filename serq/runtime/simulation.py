@@ -1,0 +1,399 @@
+"""Build a SimPy model from a kernel program and run it (spec Part 02 §10–13).
+
+`Simulation(program, ...)` translates the program once: stages become
+resource objects, the session code becomes a generator function, `init`
+a plain function, every expression Python source. `run()` drives SimPy's
+calendar up to the horizon (or the drain of `arrivals N`) and returns the
+`Report`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+import simpy
+
+from .. import ir
+from ..errors import SimulationError, shortest
+from ..report.model import GaugeRow, Report, Series, StageRow
+from ..stats.gauges import GaugeTrace
+from . import rng as rngmod
+from .arrivals import OpenArrivals
+from .codegen import SessionCompiler, _Writer
+from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
+from .flows import FlowNetwork
+from .instant import Instant, timer
+from .sessions import TraceCursor, attribute_slots, session_class
+from .stages import Delay, Fifo, Ps, Stage
+
+ProgressFn = Callable[[float], None]
+
+
+class Simulation:
+    """One run of one linked program.
+
+    `policies` maps a declared stage name to a subclass of its built-in
+    class (the policy seam); `scheme` selects the per-session stream
+    derivation ("0.1.5", the default, or "0.1.3")."""
+
+    def __init__(self, program: ir.Program, *, policies: Optional[dict[str, type]] = None,
+                 scheme: str = "0.1.5", progress: Optional[ProgressFn] = None):
+        st = program.settings
+        if st.horizon is None:
+            raise SimulationError("no horizon (run { horizon T; })", 0.0)
+        self.program = program
+        self.horizon = float(st.horizon)
+        self.warmup = float(st.warmup)
+        self.seed = int(st.seed)
+        self.limit = st.arrivals
+        self.scheme = scheme
+        self.progress = progress
+        self.policies = dict(policies or {})
+        self.env = simpy.Environment()
+        self.instant = Instant(self.env)
+        # counters of the run line
+        self.events = 0
+        self.arrivals = 0
+        self.ended = 0
+        self.turns = 0
+        self.next_serial = 0
+        self.live = 0
+        self.live_t = 0.0
+        self.live_int = 0.0
+        self.replaced_at = -1.0
+        self.replaced = 0
+        self.drained: Optional[float] = None
+        self._build()
+
+    # -- construction --------------------------------------------------------
+    def _build(self) -> None:
+        prog = self.program
+        env = self.env
+        self.ns = ns = Namespace(env)
+        self.directory = StageDirectory()
+        self.stage_list: list[Stage] = []
+        self.machine = rngmod.machine_stream(self.seed)
+        self.exprs = ExprCompiler(ns, self.directory)
+        self.flows = FlowNetwork(self, prog.share) if prog.share else None
+        for decl in prog.stages:
+            self._make_stage(decl)
+        self.slots = attribute_slots(prog)
+        self.Session = session_class(self.slots, ns.globals)
+        self.series: dict[str, Series] = {}
+        for name in prog.observations:
+            self.series[name] = Series()
+        for stmt_list in (prog.workload.init, prog.workload.turn, prog.session or []):
+            self._mark_tests(stmt_list)
+        self.response = Series()
+        ns.globals["_end"] = self.end_session
+        ns.globals["_resp"] = self._response
+        wl = prog.workload
+        self.trace = None
+        if wl.trace is not None:
+            stream = None if wl.trace.ordered else rngmod.trace_stream(self.seed)
+            self.trace = TraceCursor(wl.trace, stream)
+            ns.globals["_trace_load"] = TraceCursor.load
+        self.compiler = SessionCompiler(
+            ns, self.exprs, warmup=self.warmup, attrs=self.slots,
+            observe_sink=self._sink, run_request=self._run_target,
+            turn_hook=self._turn_code, request_sink="_resp")
+        scheme = self.scheme
+        seed = self.seed
+        ns.globals["_wstream"] = lambda sid, turn: rngmod.workload_stream(seed, sid, turn, scheme)
+        self.init_fn = None
+        if wl.init:
+            wscope = Scope("s", "_w", self.slots)
+            pro = ["_w = _wstream(s.sid, 0)"] if _draws(wl.init) else []
+            self.init_fn = self.compiler.function("_init", wl.init, wscope, pro)
+        self.session_draws = prog.session is not None and _draws(prog.session)
+        self.body = None
+        if prog.session is not None:
+            scope = Scope("s", "s.rng", self.slots)
+            self.body = self.compiler.generator(
+                "_session", prog.session, scope, prologue=[], epilogue=["_end(s)"])
+        self.gauges: list[tuple[str, Callable[[], float], GaugeTrace]] = []
+        for g in prog.gauges:
+            fn = ns.function("", self.exprs.expr(g.value, Scope(None, None, {})), "gauge")
+            self.gauges.append((g.name, fn, GaugeTrace()))
+        self.arrival_proc: Optional[OpenArrivals] = None
+        if wl.arrival in ("poisson", "renewal"):
+            stream = rngmod.arrival_stream(seed)
+            gap = None
+            if wl.arrival == "renewal":
+                ns.globals["_arrival_rng"] = stream
+                gap = ns.function("", self.exprs.expr(wl.gap, Scope(None, "_arrival_rng", {})),
+                                  "gap")
+            self.arrival_proc = OpenArrivals(
+                self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
+                gap=gap, limit=self.limit)
+        self._track_estimates()
+
+    def _make_stage(self, decl: ir.Stage) -> None:
+        count = decl.size if decl.size is not None else 1
+        members: list[Stage] = []
+        cls = self.policies.get(decl.name)
+        for k in range(count):
+            index = k if decl.size is not None else None
+            if decl.shared:
+                stage = self.flows.add_stage(decl, index)
+            elif decl.kind == "fifo":
+                stage = (cls or Fifo)(self, decl.name, index, decl.servers)
+            elif decl.kind == "ps":
+                ns = self.ns
+                ns.globals["_machine"] = self.machine
+                cap = ns.function("present", self.exprs.expr(
+                    decl.capacity, Scope(None, "_machine", {}, {"present": "float(present)"})),
+                    "cap")
+                stage = (cls or Ps)(self, decl.name, index, cap, self.instant)
+            elif decl.kind == "delay":
+                stage = (cls or Delay)(self, decl.name, index)
+            else:
+                raise SimulationError(f"stage kind `{decl.kind}` is not available", 0.0)
+            members.append(stage)
+        self.stage_list.extend(members)
+        self.directory.add("stage", decl.name, members, decl.size is not None)
+
+    def _track_estimates(self) -> None:
+        """Online estimates are kept only for stages some expression reads."""
+        names = set()
+        for node in _walk_program(self.program):
+            if isinstance(node, ir.Observable) and node.fn.startswith(("est_", "price")):
+                names.add(node.target.name)
+        for stage in self.stage_list:
+            if stage.name in names:
+                stage.track = True
+
+    def _mark_tests(self, stmts: list[ir.Stmt]) -> None:
+        for node in _walk_stmts(stmts):
+            if isinstance(node, ir.Observe) and node.is_test and node.name in self.series:
+                self.series[node.name].is_test = True
+
+    # -- code generation hooks ----------------------------------------------------
+    def _sink(self, name: str) -> tuple[str, str, str, str]:
+        s = self.series[name]
+        b = self.ns.bind
+        return (b(s.values.append, "ov"), b(s.times.append, "ot"),
+                b(s.sessions.append, "os"), b(s.turns.append, "on"))
+
+    def _run_target(self, st: ir.Run, scope: Scope, w: _Writer) -> str:
+        if len(st.stages) > 1:
+            objs = []
+            for ref in st.stages:
+                name = w.fresh("fs")
+                w.emit(f"{name} = {self.exprs.ref(ref, scope)}")
+                objs.append(name)
+            flows = self.ns.bind(self.flows, "flows")
+            target = w.fresh("fr")
+            w.emit(f"{target} = {flows}.request_for(({', '.join(objs)},))")
+            return target
+        ref = st.stages[0]
+        obj = self.exprs.ref(ref, scope)
+        if ref.index is not None and not isinstance(ref.index, ir.Num):
+            name = w.fresh("st")
+            w.emit(f"{name} = {obj}")
+            obj = name
+        return f"{obj}.request"
+
+    def _turn_code(self, comp: SessionCompiler, w: _Writer) -> None:
+        w.emit("s.turn_no += 1.0")
+        ctr = self.ns.bind(self, "sim")
+        if self.warmup > 0:
+            w.emit(f"if _env._now >= {self.warmup!r}: {ctr}.turns += 1")
+        else:
+            w.emit(f"{ctr}.turns += 1")
+        if self.trace is not None:
+            w.emit("_trace_load(s)")
+        block = self.program.workload.turn
+        if block:
+            if _draws(block):
+                w.emit("_w = _wstream(s.sid, int(s.turn_no))")
+            comp.block(block, Scope("s", "_w", self.slots), w)
+
+    def _response(self, s: Any, t0: float) -> None:
+        now = self.env._now
+        if now >= self.warmup:
+            r = self.response
+            r.values.append(now - t0)
+            r.times.append(now)
+            r.sessions.append(s.sid)
+            r.turns.append(s.turn_no)
+
+    # -- sessions ------------------------------------------------------------------
+    def _live(self, delta: int) -> None:
+        now = self.env._now
+        dt = now - self.live_t
+        if dt:
+            self.live_int += self.live * dt
+            self.live_t = now
+        self.live += delta
+
+    def create_session(self) -> None:
+        """Create one session at the current instant (Part 02 §3.6)."""
+        sid = self.next_serial
+        self.next_serial = sid + 1
+        s = self.Session(sid)
+        if self.trace is not None:
+            self.trace.assign(s)
+        self.arrivals += 1
+        self._live(1)
+        if self.init_fn is not None:
+            self.init_fn(s)
+        if self.body is None:
+            self.end_session(s)
+            return
+        if self.session_draws:
+            s.rng = rngmod.session_stream(self.seed, sid, self.scheme)
+        self.env.process(self.body(s))
+
+    def end_session(self, s: Any) -> None:
+        """`end;` or the end of the session code (Part 02 §7.5)."""
+        now = self.env._now
+        if now >= self.warmup:
+            self.ended += 1
+        self._live(-1)
+        wl = self.program.workload
+        if wl.arrival == "closed":
+            if now != self.replaced_at:
+                self.replaced_at = now
+                self.replaced = 0
+            self.replaced += 1
+            if self.replaced > 1000 * wl.count:
+                raise SimulationError(
+                    f"the instant t = {shortest(now)} does not settle: more than "
+                    f"{1000 * wl.count} closed-population replacements without time "
+                    "passing (sessions end without a `run` of positive work)", now)
+            self.create_session()
+        elif (self.arrival_proc is not None and self.arrival_proc.done
+              and self.live == 0 and self.drained is None):
+            self.drained = now
+
+    # -- the run ---------------------------------------------------------------------
+    def _warmup_boundary(self, _ev: Any) -> None:
+        self.events += 1
+        now = self.env._now
+        self._live(0)
+        self.live_int = 0.0
+        for stage in self.stage_list:
+            stage.reset_measurement(now)
+
+    def run(self) -> Report:
+        """Simulate to the horizon (or the drain) and build the report."""
+        env = self.env
+        if self.warmup > 0:
+            timer(env, self.warmup, self._warmup_boundary)
+        wl = self.program.workload
+        if self.arrival_proc is not None:
+            self.arrival_proc.start()
+        elif wl.arrival in ("batch", "closed"):
+            for _ in range(wl.count):
+                self.create_session()
+        self._loop()
+        end = self.horizon
+        if self.limit is not None:
+            end = self._check_drain()
+        return self._report(end)
+
+    def _loop(self) -> None:
+        env = self.env
+        q = env._queue
+        step = env.step
+        horizon = self.horizon
+        if not self.gauges and self.limit is None and self.progress is None:
+            while q and q[0][0] <= horizon:
+                step()
+            return
+        last = 0.0
+        gauges = self.gauges
+        progress = self.progress
+        tick = 0
+        while q and q[0][0] <= horizon and self.drained is None:
+            t = q[0][0]
+            if t != last:
+                if gauges:
+                    self._record_gauges(last)
+                last = t
+            step()
+            if progress is not None:
+                tick += 1
+                if tick & 0xFFFF == 0:
+                    progress(env._now)
+        if gauges:
+            self._record_gauges(env._now if self.drained is None else self.drained)
+
+    def _record_gauges(self, t: float) -> None:
+        for _name, fn, trace in self.gauges:
+            trace.record(t, fn())
+
+    def _check_drain(self) -> float:
+        proc = self.arrival_proc
+        if proc is None:
+            raise SimulationError("arrivals applies only to poisson or renewal workloads", 0.0)
+        h = shortest(self.horizon)
+        if not proc.done:
+            raise SimulationError(
+                f"run: horizon {h} reached before requested arrivals: got "
+                f"{proc.count}, requested {self.limit}", self.horizon)
+        if self.drained is None:
+            raise SimulationError(
+                f"run: failed to drain {self.live} active sessions within horizon {h}",
+                self.horizon)
+        if self.drained <= self.warmup:
+            raise SimulationError(
+                f"run: arrivals drained at {shortest(self.drained)} before or at warmup "
+                f"{shortest(self.warmup)}; no measurement interval", self.drained)
+        return self.drained
+
+    # -- the report ---------------------------------------------------------------------
+    def _report(self, end: float) -> Report:
+        self.env._now = end if self.env._now < end else self.env._now
+        span = end - self.warmup
+        dt = end - self.live_t
+        live_int = self.live_int + self.live * dt if dt > 0 else self.live_int
+        rep = Report(horizon=self.horizon, end=end, warmup=self.warmup, seed=self.seed,
+                     events=self.events, arrivals=self.arrivals, ended=self.ended,
+                     turns=self.turns, mean_live=live_int / span)
+        for name, series in self.series.items():
+            series.turns[:] = [int(t) for t in series.turns]
+            rep.observes[name] = series
+        self.response.turns[:] = [int(t) for t in self.response.turns]
+        rep.client["response"] = self.response
+        for name, _fn, trace in self.gauges:
+            rep.gauges[name] = GaugeRow.from_trace(trace, self.warmup, end)
+        for stage in self.stage_list:
+            stage.finish_measurement(end)
+            rep.stages.append(StageRow(name=stage.name, index=stage.index,
+                                       **stage.row_values(span)))
+        return rep
+
+
+def _draws(stmts: list[ir.Stmt]) -> bool:
+    return any(isinstance(n, ir.Draw) and n.dist != "det" for n in _walk_stmts(stmts))
+
+
+def _children(node: Any):
+    if isinstance(node, list):
+        yield from node
+        return
+    if not hasattr(node, "__dataclass_fields__"):
+        return
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, (ir.Expr, ir.Stmt, ir.Ref, list)):
+            yield value
+
+
+def _walk_stmts(root: Any):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        yield node
+        stack.extend(_children(node))
+
+
+def _walk_program(prog: ir.Program):
+    yield from _walk_stmts([prog.workload.init, prog.workload.turn, prog.session or [],
+                            [g.value for g in prog.gauges],
+                            [s.capacity for s in prog.stages if s.capacity is not None]])

@@ -1,0 +1,123 @@
+"""Summary statistics of a series of samples (spec Part 06 §3).
+
+`summarize` gives what the report shows for an `observe` series or a client
+series: the count, the mean (Welford's update, for results equal to serq's
+to the last bit), the half-width of the batch-means 95 % interval (§3.1),
+cv² and the nearest-rank 99th percentile (§3.2).
+
+Sums are written as explicit left-to-right loops on purpose: Python 3.12's
+built-in `sum` compensates float rounding, which would move the last bit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+#: Two-sided 95 % Student-t quantile for 19 degrees of freedom, rounded to
+#: three decimals exactly as upstream hard-codes it (§3.1): 2.093.
+T95: float = round(float(_scipy_stats.t.ppf(0.975, 19)), 3)
+#: Number of batches of the batch-means interval (§3.1).
+BATCHES: int = 20
+#: Samples below which a series has no interval (§3.1).
+MIN_SAMPLES: int = 40
+
+NAN = float("nan")
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary of one series (§3, JSON §9.2).
+
+    `mean`, `cv2`, `p99` are NaN when undefined; `ci` is `+inf` when there
+    are fewer than `MIN_SAMPLES` samples (the text report prints `±inf`, the
+    JSON writes `null`).
+    """
+
+    count: int
+    mean: float
+    ci: float
+    cv2: float
+    p99: float
+
+
+def welford(values: Sequence[float]) -> tuple[int, float, float]:
+    """`(n, mean, M)` by Welford's online update in recording order (§3).
+
+    `M` is the sum of squared deviations; the sample variance is `M/(n−1)`.
+    The mean of no sample is NaN.
+    """
+    n = 0
+    mean = 0.0
+    m2 = 0.0
+    for x in values:
+        n += 1
+        d = x - mean
+        mean += d / n
+        m2 += d * (x - mean)
+    return n, (mean if n else NAN), m2
+
+
+def batch_means_half_width(values: Sequence[float], batches: int = BATCHES) -> float:
+    """Half-width `t·√(S²/B)` of the batch-means interval over `batches` batches.
+
+    Batch `k` holds samples `k·b … (k+1)·b − 1`, `b = ⌊n/B⌋`; the samples
+    after the last whole batch are not used. `+inf` when `b < 1` (or fewer
+    than 2 batches). The t quantile is `T95` for 20 batches, 2.0 otherwise
+    (upstream's rule; the report only uses 20).
+    """
+    size = len(values) // batches if batches > 0 else 0
+    if batches < 2 or size < 1:
+        return INF
+    means: list[float] = []
+    for k in range(batches):
+        acc = 0.0
+        for x in values[k * size:(k + 1) * size]:
+            acc += x
+        means.append(acc / size)
+    total = 0.0
+    for m in means:
+        total += m
+    centre = total / batches
+    squares = 0.0
+    for m in means:
+        d = m - centre
+        squares += d * d
+    variance = squares / (batches - 1)
+    t = T95 if batches == BATCHES else 2.0
+    return t * math.sqrt(variance / batches)
+
+
+def _total_order_keys(values: Sequence[float]) -> np.ndarray:
+    """Integer keys that sort doubles in IEEE total order (−0 before +0, NaN last)."""
+    bits = np.asarray(values, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+
+def nearest_rank(values: Sequence[float], q: float) -> float:
+    """The sample of rank `min(max(⌈q·n⌉, 1), n)` in ascending order; NaN if none (§3.2)."""
+    n = len(values)
+    if n == 0:
+        return NAN
+    rank = min(max(math.ceil(q * n), 1), n)
+    keys = _total_order_keys(values)
+    kth = np.partition(keys, rank - 1)[rank - 1]
+    bits = kth if kth >= 0 else kth ^ np.int64(0x7FFFFFFFFFFFFFFF)
+    return float(np.array([bits], dtype=np.int64).view(np.float64)[0])
+
+
+def summarize(values: Sequence[float]) -> Summary:
+    """The §3 summary of `values` (after warm-up, in recording order)."""
+    n, mean, m2 = welford(values)
+    cv2 = NAN
+    if n >= 2 and mean != 0.0 and not math.isnan(mean):
+        variance = m2 / (n - 1)
+        square = mean * mean
+        # a mean whose square underflows: the ratio is unbounded
+        cv2 = variance / square if square != 0.0 else (INF if variance > 0 else NAN)
+    ci = batch_means_half_width(values) if n >= MIN_SAMPLES else INF
+    return Summary(count=n, mean=mean, ci=ci, cv2=cv2, p99=nearest_rank(values, 0.99))
