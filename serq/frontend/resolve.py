@@ -1,0 +1,303 @@
+"""Name resolution of expressions at a moment (Part 01 §3.5, §4, §5, §6;
+Part 04 §10): syntax expressions become IR expressions; constants are
+folded to numbers, aggregates written out, `cost(…)` removed.
+
+A `Moment` says what an expression may read where it is written (session
+code, a ps capacity, a gauge, a renewal gap, a constant position).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .. import ir
+from ..errors import LinkError, ParseError
+from ..ir import Pos
+from . import arith
+from . import syntax as S
+from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, NOW_MOMENTS, POOL_OBSERVABLES,
+                    RESERVED, STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
+
+
+@dataclass(frozen=True)
+class Moment:
+    """Where an expression is evaluated, and what it may therefore read."""
+
+    name: str
+    draws: bool = True
+    attrs: bool = True
+    observables: bool = True
+    hidden: bool = True
+    refuse: Optional[str] = None  # one message for everything not a constant/draw
+
+
+SESSION = Moment("session")
+PS = Moment("ps", hidden=False)
+GAUGE = Moment("gauge", draws=False, attrs=False, hidden=False)
+RENEWAL = Moment("renewal", attrs=False, observables=False, hidden=False,
+                 refuse="renewal arrival may use only constants and sampled distributions")
+CONSTANT = Moment("constant", draws=False, attrs=False, observables=False, hidden=False)
+
+
+@dataclass
+class StageInfo:
+    name: str
+    kind: str
+    size: Optional[int]
+    pos: Pos
+    capacity: Optional[float] = None  # a ps stage's constant capacity
+
+
+def fold(e: ir.Expr) -> Optional[float]:
+    """The value of an expression built only from numbers and arithmetic."""
+    if isinstance(e, ir.Num):
+        return e.value
+    if isinstance(e, ir.Unary):
+        x = fold(e.operand)
+        return None if x is None else arith.unary(e.op, x)
+    if isinstance(e, ir.Binary):
+        a, b = fold(e.left), fold(e.right)
+        return None if a is None or b is None else arith.binary(e.op, a, b)
+    if isinstance(e, ir.Cond):
+        c, a, b = fold(e.cond), fold(e.then), fold(e.other)
+        if c is None or a is None or b is None:
+            return None
+        return a if arith.truth(c) else b
+    if isinstance(e, ir.Call):
+        args = [fold(a) for a in e.args]
+        return None if any(a is None for a in args) else arith.call(e.fn, args)
+    return None
+
+
+def whole(x: float) -> bool:
+    return x == x and not math.isinf(x) and float(x).is_integer()
+
+
+@dataclass
+class Resolver:
+    """Resolves names against the program's declarations."""
+
+    sources: dict
+    constants: dict = field(default_factory=dict)       # name -> value
+    constant_pos: dict = field(default_factory=dict)    # name -> Pos
+    attributes: dict = field(default_factory=dict)      # name -> Pos (None: built-in)
+    stages: dict = field(default_factory=dict)          # name -> StageInfo
+    hidden: set = field(default_factory=set)
+    cost_marks: list = field(default_factory=list)      # families named by cost(…)
+
+    # --------------------------------------------------------------- errors
+    def err(self, message: str, pos: Optional[Pos], help: Optional[str] = None,
+            notes: Optional[list[str]] = None) -> LinkError:
+        return LinkError(message, pos, help=help, notes=notes,
+                         source=self.sources.get(pos.file) if pos else None)
+
+    def unknown(self, what: str, name: str, pos: Pos, candidates: dict,
+                help: str) -> LinkError:
+        near = suggest(name, candidates)
+        if near is None:
+            return self.err(f"unknown {what} `{name}`", pos, help)
+        where = candidates[near]
+        notes = [f"`{near}` declared at {where.line}:{where.col}"] if where else []
+        kind = what if what != "name" else ("constant" if near in self.constants
+                                            else "attribute")
+        return self.err(f"unknown {what} `{name}`", pos, f"did you mean {kind} `{near}`?",
+                        notes)
+
+    # ---------------------------------------------------------- expressions
+    def expr(self, e: S.Expr, m: Moment, scope: Optional[dict] = None) -> ir.Expr:
+        scope = scope or {}
+        method = getattr(self, "r_" + type(e).__name__)
+        return method(e, m, scope)
+
+    def r_ENum(self, e: S.ENum, m: Moment, scope: dict) -> ir.Expr:
+        return ir.Num(e.value)
+
+    def r_EUnary(self, e: S.EUnary, m: Moment, scope: dict) -> ir.Expr:
+        return ir.Unary(e.op, self.expr(e.operand, m, scope))
+
+    def r_EBinary(self, e: S.EBinary, m: Moment, scope: dict) -> ir.Expr:
+        return ir.Binary(e.op, self.expr(e.left, m, scope), self.expr(e.right, m, scope))
+
+    def r_ECond(self, e: S.ECond, m: Moment, scope: dict) -> ir.Expr:
+        return ir.Cond(self.expr(e.cond, m, scope), self.expr(e.then, m, scope),
+                       self.expr(e.other, m, scope))
+
+    def r_EName(self, e: S.EName, m: Moment, scope: dict) -> ir.Expr:
+        if e.fields:
+            raise ParseError(f"`{e.name}.{'.'.join(e.fields)}`: dotted reads (queues, "
+                             "engines) are not available in this build",
+                             Pos(e.pos.file, e.pos.line, e.pos.col, 1),
+                             source=self.sources.get(e.pos.file))
+        n = e.name
+        if e.index is not None:
+            if n in self.stages:
+                raise self.err(f"`{n}[…]` names a stage; read it with an observable such "
+                               f"as `queue({n}[…])`", e.pos)
+            raise self.err(f"unknown name `{n}`", e.pos, "only stages and pools are indexed")
+        if n in scope:
+            return ir.Num(float(scope[n]))
+        if n in self.constants:
+            return ir.Num(self.constants[n])
+        if n == "inf":
+            return ir.Num(math.inf)
+        if m.refuse and (n == "now" or n in CONTEXT or n in self.attributes):
+            raise self.err(m.refuse, e.pos)
+        if n == "now":
+            if m.name == "constant":
+                raise self.err("`now` is not a constant", e.pos)
+            if m.name not in NOW_MOMENTS:
+                raise self.err(f"`now` is not available in {moments_text([m.name])}", e.pos)
+            return ir.Now()
+        if n in CONTEXT:
+            if m.name not in CONTEXT[n]:
+                raise self.err(f"`{n}` is read in {moments_text([m.name])}, but it exists "
+                               f"only in {moments_text(CONTEXT[n])}", e.pos)
+            return ir.Ctx(n)
+        if n in ENGINE_LISTS:
+            raise self.err(f"`{n}` is an engine list, read only in an engine's schedule; "
+                           "engines are not available in this build", e.pos)
+        if n in self.attributes:
+            if m.name == "constant":
+                raise self.err(f"`{n}` is not a constant", e.pos,
+                               f"`{n}` is a session attribute")
+            if not m.attrs:
+                raise self.err(f"{moments_text([m.name])} cannot read the session "
+                               f"attribute `{n}`", e.pos)
+            if n in self.hidden and not m.hidden:
+                raise self.err(f"`{n}` is hidden from the scheduler, but is read in "
+                               f"{moments_text([m.name])}", e.pos)
+            return ir.Attr(n)
+        if m.name == "constant":
+            raise self.err(f"`{n}` is not a constant", e.pos)
+        names = {**{k: None for k in self.attributes}, **self.constant_pos}
+        names.update({k: v for k, v in self.attributes.items() if v})
+        raise self.unknown("name", n, e.pos, names,
+                           "declare a `let` constant or assign a session attribute "
+                           "before using it")
+
+    def r_EDraw(self, e: S.EDraw, m: Moment, scope: dict) -> ir.Expr:
+        if not m.draws:
+            msg = "a constant cannot sample" if m.name == "constant" else \
+                f"{moments_text([m.name])} cannot sample"
+            raise self.err(msg, e.pos)
+        want = DRAWS[e.dist]
+        if len(e.args) != want:
+            raise self.err(f"`~{e.dist}` takes {want} argument(s), got {len(e.args)}", e.pos)
+        return ir.Draw(e.dist, [self.expr(a, m, scope) for a in e.args])
+
+    def r_ECall(self, e: S.ECall, m: Moment, scope: dict) -> ir.Expr:
+        fn, pos = e.fn, Pos(e.pos.file, e.pos.line, e.pos.col, len(e.fn))
+        if fn == "cost":
+            return self.cost(e, m, scope)
+        table = ARITH if fn in ARITH else STAGE_OBSERVABLES if fn in STAGE_OBSERVABLES \
+            else POOL_OBSERVABLES if fn in POOL_OBSERVABLES else STEP_OBSERVABLES \
+            if fn in STEP_OBSERVABLES else None
+        if table is None:
+            raise self.err(f"unknown function `{fn}`", pos)
+        if len(e.args) != table[fn]:
+            raise self.err(f"`{fn}` takes {table[fn]} argument(s), got {len(e.args)}", pos)
+        if table is ARITH:
+            return ir.Call(fn, [self.expr(a, m, scope) for a in e.args])
+        if m.refuse:
+            raise self.err(m.refuse, pos)
+        if m.name == "constant":
+            raise self.err(f"`{fn}(…)` reads the state of the program and is not a "
+                           "constant", pos)
+        if m.name == "gauge" and fn == "work":
+            raise self.err("a gauge cannot read `work(…)`", pos)
+        arg = e.args[0]
+        if not isinstance(arg, S.EName):
+            raise self.err(f"`{fn}` reads a stage or a pool: give its name", pos)
+        if table is not STAGE_OBSERVABLES:
+            what = "pool" if table is POOL_OBSERVABLES else "step stage"
+            raise self.err(f"unknown {what} `{arg.name}`",
+                           Pos(arg.pos.file, arg.pos.line, arg.pos.col, len(arg.name)),
+                           f"{what}s are not available in this build")
+        ref = self.ref(arg, m, scope)
+        extra = [self.expr(a, m, scope) for a in e.args[1:]]
+        return ir.Observable(fn, ref, extra)
+
+    def cost(self, e: S.ECall, m: Moment, scope: dict) -> ir.Expr:
+        pos = Pos(e.pos.file, e.pos.line, e.pos.col, 4)
+        if len(e.args) < 2:
+            raise self.err("`cost` takes a resource and a quantity: "
+                           "`cost(resource, expression)`", pos)
+        families = set()
+        for r in e.args[:-1]:
+            if not isinstance(r, S.EName) or r.fields:
+                raise self.err("`cost` names a stage or a pool before its quantity", pos)
+            self.ref(r, m, scope, evaluate=False)
+            families.add(r.name)
+        value = e.args[-1]
+        mark = len(self.cost_marks)
+        result = self.expr(value, m, scope)
+        if len(self.cost_marks) > mark:
+            raise self.err("a resource cost is not an ordinary quantity", pos)
+        self.cost_marks.append((families, pos))
+        return result
+
+    def r_EAgg(self, e: S.EAgg, m: Moment, scope: dict) -> ir.Expr:
+        v = e.var
+        head = f"`{e.op} {v} in`"
+        clash = ("also a session attribute" if v in self.attributes else
+                 "also a `let` constant" if v in self.constants else
+                 "a name the language supplies" if v in RESERVED else
+                 "already an aggregate's index" if v in scope else None)
+        if clash:
+            raise self.err(f"{head}: `{v}` is {clash}", e.var_pos)
+        count = self.constant(e.count, f"{head}'s count", scope)
+        if not whole(count) or count < 1:
+            raise self.err(f"{head}'s count must be a positive integer, found "
+                           f"{ir_num(count)}", e.count.pos if hasattr(e.count, "pos") else e.pos)
+        terms = [self.expr(e.body, m, {**scope, v: j}) for j in range(int(count))]
+        result = terms[0]
+        for t in terms[1:]:
+            result = ir.Binary("+", result, t) if e.op == "sum" else ir.Call(e.op, [result, t])
+        return result
+
+    # ------------------------------------------------------------ constants
+    def constant(self, e: S.Expr, what: str, scope: Optional[dict] = None) -> float:
+        """The value of a constant position (Part 01 §2.4)."""
+        value = fold(self.expr(e, CONSTANT, scope))
+        assert value is not None, what
+        return value
+
+    # ----------------------------------------------------------- references
+    def ref(self, e: S.EName, m: Moment, scope: dict, evaluate: bool = True) -> ir.Ref:
+        """A stage reference `s` or `s[i]`."""
+        pos = Pos(e.pos.file, e.pos.line, e.pos.col, len(e.name))
+        info = self.stages.get(e.name)
+        if info is None:
+            raise self.unknown("stage", e.name, pos,
+                               {k: v.pos for k, v in self.stages.items()},
+                               "declare it with `stage NAME : fifo;` (or ps, delay)")
+        if info.size is None:
+            if e.index is not None:
+                raise self.err(f"`{e.name}` is a single stage, not an array", pos)
+            return ir.Ref("stage", e.name, None, pos)
+        if e.index is None:
+            raise self.err(f"`{e.name}` is an array of {info.size} stages: name one "
+                           f"member, `{e.name}[i]`", pos)
+        if not evaluate:
+            try:
+                index = self.expr(e.index, m, scope)
+            except LinkError:
+                return ir.Ref("stage", e.name, None, pos)
+        else:
+            index = self.expr(e.index, m, scope)
+        k = fold(index)
+        if k is None and m.name == "gauge":
+            raise self.err("a gauge's index is a number or an aggregate's index, not "
+                           "read from the state", pos)
+        if k is not None:
+            if not whole(k) or not 0 <= k < info.size:
+                raise self.err(f"index {ir_num(k)} is out of range for `{e.name}`: a "
+                               f"member is 0 … {info.size - 1}", pos)
+            index = ir.Num(float(k))
+        return ir.Ref("stage", e.name, index, pos)
+
+
+def ir_num(x: float) -> str:
+    from ..errors import shortest
+    return shortest(x)
