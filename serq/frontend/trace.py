@@ -50,7 +50,7 @@ def read_trace(path: str, shown: str, ordered: bool,
             value = parse_number(text)
             if value is None:
                 raise fail(f"line {no}: column {col + 1} ({COLUMNS[col]}): invalid number "
-                           f"`{text}`", f"replace `{text}` with a numeric value")
+                           f"`{text}`", f"replace `{COLUMNS[col]}` with a numeric value")
             values.append(value)
         if len(values) == 5:
             values.append(0.0)
