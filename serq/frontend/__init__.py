@@ -1,0 +1,138 @@
+"""The serq-simpy front end: `.sq` text to the kernel IR (`serq.ir.Program`).
+
+Passes, one module each: lexer (lexical pre-pass), parser + build (textX
+metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
+expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
+resolve + link (names, moments, checks), trace (CSV corpus), lower (IR).
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional, Union
+
+from .. import ir
+from ..errors import LinkError, ParseError, SerqError, UsageError
+from . import syntax as S
+from .consts import Constants, settings
+from .expand import expand
+from .layout import Flat, read_program
+from .lower import Lowerer, ir_stmts
+from .resolve import Resolver
+from .shapes import shape_program
+
+__all__ = ["load", "summary", "ParseError", "LinkError"]
+
+Value = Union[str, float, int]
+
+
+def _read(path: str, label: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise ParseError(f"cannot read `{label}`: {reason}") from None
+
+
+def _names_declared(items: list) -> dict[str, S.Item]:
+    out: dict[str, S.Item] = {}
+    for i in items:
+        if isinstance(i, (S.ILet, S.IDef, S.IStage)):
+            out.setdefault(i.name, i)
+    return out
+
+
+def _check_workload_file(flat: Flat) -> None:
+    """A name declared in both files, or two workloads, is a link error (§2.8)."""
+    if not flat.workload_file_items:
+        return
+    n = len(flat.workload_file_items)
+    theirs, ours = flat.items[:n], flat.items[n:]
+    if any(isinstance(i, S.IWorkload) for i in ours):
+        item = next(i for i in ours if isinstance(i, S.IWorkload))
+        raise LinkError("the program has its own `workload` block and a workload file "
+                        "as well", item.pos, source=flat.sources.get(item.pos.file))
+    w = _names_declared(theirs)
+    for name, item in _names_declared(ours).items():
+        if name in w:
+            pos = getattr(item, "name_pos", item.pos)
+            raise LinkError(f"`{name}` is declared in the program and in the workload "
+                            "file", pos, source=flat.sources.get(pos.file),
+                            notes=[f"`{name}` declared at {w[name].pos.file}:"
+                                   f"{w[name].pos.line}:{w[name].pos.col}"])
+
+
+def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:
+    workload = None
+    if opts["workload"] is not None:
+        wpath = opts["workload"]
+        workload = (_read(wpath, wpath), wpath, wpath)
+    flat = read_program(text, label, path, workload)
+    _check_workload_file(flat)
+    items = expand(flat.items, flat.sources, opts["defs"])
+    res = Resolver(flat.sources)
+    consts = Constants(items, res, opts["sets"])
+    consts.run()
+    shaped = shape_program(items, flat.sources)
+    program = Lowerer(label, items, shaped, res, consts, opts["trace"]).run()
+    program.settings = settings(items, res, program.workload.arrival,
+                                horizon=opts["horizon"], warmup=opts["warmup"],
+                                seed=opts["seed"], arrivals=opts["arrivals"],
+                                need_horizon=opts["need_horizon"])
+    return program
+
+
+def load(path: Optional[str] = None, *, source: Optional[str] = None,
+         sets: Optional[dict[str, Value]] = None, defs: Optional[dict[str, str]] = None,
+         workload: Optional[str] = None, trace: Optional[str] = None,
+         horizon: Optional[Value] = None, warmup: Optional[Value] = None,
+         seed: Optional[Value] = None, arrivals: Optional[Value] = None,
+         need_horizon: bool = True, file_label: Optional[str] = None) -> ir.Program:
+    """Parse, expand, link and lower a program to the kernel IR.
+
+    Give the program as a file `path` or as text `source` (then `use` of a
+    library path is refused and relative trace paths are relative to the
+    current directory). `sets`/`defs` are the `--set`/`--def` overrides,
+    `workload` a separate workload file, `trace` a replacement trace corpus
+    (relative to the current directory); `horizon`, `warmup`, `seed`,
+    `arrivals` replace the `run { … }` settings. Raises ParseError or
+    LinkError (with `.source` set for the caret line), never another error
+    type for bad input.
+    """
+    if (path is None) == (source is None):
+        raise UsageError("load() takes a path or source=, not both")
+    label = file_label or path or "<program>"
+    text = source if source is not None else _read(path, label)
+    opts = dict(sets=sets or {}, defs=defs or {}, workload=workload, trace=trace,
+                horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
+                need_horizon=need_horizon)
+    try:
+        return _load(text, label, os.path.abspath(path) if path else None, opts)
+    except SerqError:
+        raise
+    except RecursionError:
+        raise ParseError("the program nests too deeply", ir.Pos(label, 1, 1),
+                         source=text) from None
+
+
+def count_blocks(program: ir.Program) -> int:
+    """Statement blocks of the kernel program: the session code, non-empty
+    `init`/`turn` blocks, and every branch arm, loop and while body in them."""
+    code = program.workload.init + program.workload.turn + (program.session or [])
+    n = (program.session is not None) + bool(program.workload.init) + \
+        bool(program.workload.turn)
+    for s in ir_stmts(code):
+        if isinstance(s, ir.If):
+            n += 1 + bool(s.other)
+        elif isinstance(s, (ir.Loop, ir.While)):
+            n += 1
+    return n
+
+
+def summary(program: ir.Program) -> str:
+    """The `check` line: `OK: P pool(s), S stage(s), A attribute(s), B block(s)`.
+
+    S counts stage declarations (an array is one), A the user attributes,
+    B the statement blocks of `count_blocks`."""
+    return (f"OK: {len(program.pools)} pool(s), {len(program.stages)} stage(s), "
+            f"{len(program.attributes)} attribute(s), {count_blocks(program)} block(s)")

@@ -147,7 +147,7 @@ class Builder:
     def s_BranchStmt(self, o: Any) -> S.Stmt:
         other = self.block(o.other) if o.other is not None else []
         return S.SIf("branch", self.expr(o.guard), self.block(o.then), other,
-                     self.pos(o), bool(o.with_))
+                     self.pos(o), bool(o.draw))
 
     def s_IfStmt(self, o: Any) -> S.Stmt:
         if o.chain is not None:
@@ -208,7 +208,7 @@ class Builder:
                       in_main=in_main)
 
     def i_DefItem(self, o: Any):
-        eq = self.tok(o._tx_position, 3 + max(2 * len(o.params) - 1, 0)).text == "="
+        eq = self.tok(o._tx_position, 4 + max(2 * len(o.params) - 1, 0)).text == "="
         stmts = [self.stmt(s) for s in o.stmts]
         if o.tail is not None and stmts:
             raise self.error("a definition contains either one expression without "
@@ -268,7 +268,7 @@ def parse_file_text(text: str, label: str) -> S.SourceFile:
     """Parse a program or library text into a SourceFile (items not yet checked)."""
     model, tokens, index = parse_source(text, label)
     b = Builder(text, label, tokens, index)
-    return S.SourceFile(label, text, b.items(model.items))
+    return S.SourceFile(label, text, b.items(getattr(model, "items", [])))
 
 
 def parse_expression(text: str, label: str) -> S.Expr:

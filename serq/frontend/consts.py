@@ -38,7 +38,7 @@ class Constants:
         for name, value in sets.items():
             hit = [l for l in self.lets if l.ext == name]
             if not hit:
-                hit = [l for l in self.lets if l.name == name and l.ext is None]
+                hit = [l for l in self.lets if l.name == name]
             if not hit:
                 avail = list(dict.fromkeys(l.ext or l.name for l in self.lets))
                 raise LinkError(f"unknown `let` override `{name}`",

@@ -262,10 +262,9 @@ class Expander:
         if len(args) != len(d.params):
             raise self.perr(f"`{d.name}` takes {len(d.params)} argument(s), got "
                             f"{len(args)}", pos)
-        predicted = size(body) if not isinstance(body, list) else sum(map(size, body))
+        predicted = size(body)
         for p, arg in zip(d.params, args):
-            reads = count_reads(body, p) if not isinstance(body, list) else \
-                sum(count_reads(s, p) for s in body)
+            reads = count_reads(body, p)
             if reads > 1 and draws(arg):
                 raise self.perr(f"the argument for `{p}` draws, and `{d.name}` reads "
                                 f"`{p}` {reads} times: it would draw {reads} times", pos,

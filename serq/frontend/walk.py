@@ -24,13 +24,18 @@ def children(node) -> Iterator:
 
 
 def nodes(node) -> Iterator:
-    """The node and all its descendants, in source order."""
+    """The node and all its descendants, in source order (a list: each item's)."""
+    if isinstance(node, list):
+        for n in node:
+            yield from nodes(n)
+        return
     yield node
     for c in children(node):
         yield from nodes(c)
 
 
 def size(node) -> int:
+    """Number of syntax nodes (the expansion bound counts these as tokens)."""
     return sum(1 for _ in nodes(node))
 
 

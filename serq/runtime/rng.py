@@ -3,46 +3,50 @@
 The generator is ChaCha12 keyed from a 64-bit seed by a PCG32 expansion
 (`rand` 0.9 `StdRng::seed_from_u64`, Part 07 §2). A `Stream` is a cursor into
 its 32-bit word sequence; it reads whole ChaCha blocks in bulk from
-`randomgen` (or from the pure-Python reference `chacha12_block` when
-`randomgen` is missing) and hands out uniforms from a pre-converted buffer.
+`randomgen` (or from the pure-Python reference of `serq.runtime.chacha` when
+`randomgen` is missing) and hands out uniforms from a buffer of doubles.
 
 Six kinds of stream exist (§1): the run-wide arrival, trace, machine and evict
 streams, and per session a workload stream per turn and a session stream,
 keyed by `derive` (§3.2) or, for differential tests against pyserq 0.1.3 and
-0.1.4, by `derive_013` (§9.2).
+0.1.4, by `derive_013` (§9.2). Not thread-safe per stream; streams may be
+used from several threads (the shared generator is locked).
 """
 from __future__ import annotations
 
 import threading
 from typing import Callable, Sequence
 
-try:  # pragma: no branch - the fallback is exercised via Stream(pure=True)
+import numpy as np
+
+from .chacha import chacha12_u64
+from .chacha_np import first_block_uniforms
+
+try:
     from randomgen import ChaCha as _ChaCha
 except ImportError:  # pragma: no cover - depends on the environment
     _ChaCha = None
 
 __all__ = [
-    "M32", "M64", "key_words", "mix", "splitmix_step", "derive", "derive_013",
-    "DERIVATIONS", "chacha12_block", "Stream", "HAVE_RANDOMGEN",
-    "arrival_stream", "trace_stream", "machine_stream", "evict_stream",
-    "workload_stream", "session_stream",
+    "M32", "M64", "HAVE_RANDOMGEN", "DERIVATIONS", "key_words", "mix",
+    "splitmix_step", "derive", "derive_013", "Stream", "arrival_stream",
+    "trace_stream", "machine_stream", "evict_stream", "workload_stream",
+    "session_stream",
 ]
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 HAVE_RANDOMGEN = _ChaCha is not None
 
-# §1: key-seed constants of the run-wide streams; §3.2: splitmix64 increment.
-TRACE_XOR = 0x6A09E667F3BCC908
+TRACE_XOR = 0x6A09E667F3BCC908    # §1: key seeds of the run-wide streams
 MACHINE_XOR = 0x5851F42D4C957F2D
 EVICT_XOR = 0x2545F4914F6CDD1D
-GOLDEN = 0x9E3779B97F4A7C15
-# §3.2: the kinds of per-session streams.
-KIND_WORKLOAD = 1
+GOLDEN = 0x9E3779B97F4A7C15       # §3.2: the splitmix64 increment
+KIND_WORKLOAD = 1                 # §3.2: `c` of the per-session streams
 KIND_SESSION = 2
 
-_PCG_MUL = 6364136223846793005
-_PCG_INC = 11634580027462260723
+_MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_PCG_MUL, _PCG_INC = 6364136223846793005, 11634580027462260723
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2**-53 (§2.4)
 
 
@@ -64,8 +68,8 @@ def key_words(seed: int) -> list[int]:
 
 def mix(z: int) -> int:
     """The splitmix64 finaliser of §3.2 (64-bit wrapping)."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    z = ((z ^ (z >> 30)) * _MIX1) & M64
+    z = ((z ^ (z >> 27)) * _MIX2) & M64
     return z ^ (z >> 31)
 
 
@@ -76,8 +80,8 @@ def splitmix_step(z: int) -> int:
 
 def derive(s: int, k: int, t: int, c: int) -> int:
     """Key seed of a per-session stream, pyserq 0.1.5 (§3.2)."""
-    x = splitmix_step(s & M64)
-    for v in (k, t, c):
+    x = s & M64
+    for v in (0, k, t, c):  # step(step(step(step(s) ^ k) ^ t) ^ c)
         x = splitmix_step(x ^ (v & M64))
     return x
 
@@ -94,64 +98,91 @@ DERIVATIONS: dict[str, Callable[[int, int, int, int], int]] = {
     "0.1.5": derive, "0.1.4": derive_013, "0.1.3": derive_013,
 }
 
+# Vectorised twins of `derive`/`derive_013` and `key_words` over a block of
+# consecutive serials (numpy uint64 arithmetic wraps modulo 2**64). One block
+# costs about as much as 15-20 scalar derivations, so it is used only when
+# serials are requested in (nearly) increasing order, as session creation does.
+_U = np.uint64
+_V = {name: _U(v) for name, v in (("g", GOLDEN), ("m1", _MIX1), ("m2", _MIX2),
+                                  ("27", 27), ("30", 30), ("31", 31), ("18", 18),
+                                  ("59", 59), ("32", 32), ("m32", M32))}
+_PCG_A = np.array([pow(_PCG_MUL, i, 1 << 64) for i in range(1, 9)], np.uint64)
+_PCG_C = np.array([sum(pow(_PCG_MUL, j, 1 << 64) for j in range(i)) * _PCG_INC & M64
+                   for i in range(1, 9)], np.uint64)  # PCG state i+1 = A·x + C
+_BLOCK = 1024         # serials per vectorised block (ChaCha block 0 included)
+_TABLES_MAX = 64      # blocks kept (~0.6 MB each), one per (derivation, seed, turn, kind)
+_tables: dict[tuple, tuple[int, list[int], list[list[int]]]] = {}
+
+
+def _mix_v(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> _V["30"])) * _V["m1"]
+    z = (z ^ (z >> _V["27"])) * _V["m2"]
+    return z ^ (z >> _V["31"])
+
+
+def _key_block(fn: Callable, s: int, k0: int, t: int, c: int) -> tuple[list, list, list]:
+    """Key seeds, key words and the uniforms of block 0 of serials
+    `k0 .. k0+_BLOCK-1` (exact)."""
+    x = np.arange(k0, k0 + _BLOCK, dtype=np.uint64)
+    g = _V["g"]
+    if fn is derive:
+        x = _mix_v((x ^ _U(splitmix_step(s))) + g)
+        for v in (t, c):
+            x = _mix_v((x ^ _U(v)) + g)
+    else:
+        for v in (s, t, c):
+            x = _mix_v(x + _U((v + GOLDEN) & M64))
+    p = x[:, None] * _PCG_A + _PCG_C
+    xs = (((p >> _V["18"]) ^ p) >> _V["27"]) & _V["m32"]
+    rot = p >> _V["59"]
+    keys = ((xs >> rot) | (xs << (_V["32"] - rot))) & _V["m32"]
+    return x.tolist(), keys.tolist(), first_block_uniforms(keys)
+
+
+def _session_key(fn: Callable, s: int, k: int, t: int, c: int):
+    """Key seed, and key words and block-0 uniforms if precomputed, of the
+    per-session stream `(k, t, c)`."""
+    tid = (fn, s, t, c)
+    entry = _tables.get(tid)
+    if entry is not None:
+        j = k - entry[0]
+        n = len(entry[1])
+        if 0 <= j < n:
+            return entry[1][j], entry[2][j], entry[3][j]
+        if j < 0:                        # behind the block: leave it alone
+            return fn(s, k, t, c), None, None
+        _tables.pop(tid, None)           # re-inserted last: least recently renewed go first
+        if j < n + _BLOCK and k + _BLOCK < 1 << 63:  # just ahead: next block
+            base = k - k % _BLOCK        # aligned, so nearby serials hit in any order
+            seeds, keys, firsts = _key_block(fn, s, base, t, c)
+            _tables[tid] = (base, seeds, keys, firsts)
+            return seeds[k - base], keys[k - base], firsts[k - base]
+    elif len(_tables) >= _TABLES_MAX:
+        _tables.pop(next(iter(_tables)), None)
+    _tables[tid] = (k + 1, [], [], [])   # first (or far) request: probe only
+    return fn(s, k, t, c), None, None
+
 
 # ---------------------------------------------------------------------------
-# ChaCha12: pure-Python reference (§2.2) and the randomgen fast path (§2.6)
+# Word sources: (u64 fetch, double fetch) of n words from block b on (§2.6)
 # ---------------------------------------------------------------------------
-
-_SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)
-_QUARTERS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-             (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
-
-
-def chacha12_block(key: Sequence[int], block: int) -> list[int]:
-    """The 16 output words of ChaCha12 block `block` under key words `key`."""
-    init = [*_SIGMA, *key, block & M32, (block >> 32) & M32, 0, 0]
-    x = init[:]
-    for _ in range(6):  # 6 double rounds = 12 rounds
-        for a, b, c, d in _QUARTERS:
-            xa = (x[a] + x[b]) & M32
-            xd = x[d] ^ xa
-            xd = ((xd << 16) | (xd >> 16)) & M32
-            xc = (x[c] + xd) & M32
-            xb = x[b] ^ xc
-            xb = ((xb << 12) | (xb >> 20)) & M32
-            xa = (xa + xb) & M32
-            xd ^= xa
-            xd = ((xd << 8) | (xd >> 24)) & M32
-            xc = (xc + xd) & M32
-            xb ^= xc
-            x[a], x[b], x[c], x[d] = xa, ((xb << 7) | (xb >> 25)) & M32, xc, xd
-    return [(w + i) & M32 for w, i in zip(x, init)]
-
-
-def _fetch_u64_pure(key: list[int], block: int, n: int) -> list[int]:
-    """`n` (a multiple of 8) u64 words from block `block` on, pure Python."""
-    out: list[int] = []
-    for b in range(block, block + n // 8):
-        w = chacha12_block(key, b)
-        out += [w[j] | (w[j + 1] << 32) for j in range(0, 16, 2)]
-    return out
-
 
 def _fetch_f64_pure(key: list[int], block: int, n: int) -> list[float]:
-    """The uniforms (§2.4) of `_fetch_u64_pure(key, block, n)`."""
-    return [(x >> 11) * _TWO_M53 for x in _fetch_u64_pure(key, block, n)]
+    """The uniforms (§2.4) of `chacha12_u64(key, block, n)`."""
+    return [(x >> 11) * _TWO_M53 for x in chacha12_u64(key, block, n)]
 
 
-_PURE = (_fetch_u64_pure, _fetch_f64_pure)
+_PURE = (chacha12_u64, _fetch_f64_pure)
 
 if HAVE_RANDOMGEN:
     # One shared generator: each fetch loads the stream's key and block
-    # counter into it (randomgen's counter counts 32-bit words; at a block
-    # boundary the cached block is never read), far cheaper than a new
-    # ChaCha object (~35 us: it draws OS entropy first). numpy's
+    # counter into it (randomgen counts 32-bit words; at a block boundary
+    # its cached block is never read). That is far cheaper than a ChaCha
+    # object per stream (~35 µs each: it draws OS entropy first). numpy's
     # Generator.random() is exactly (random_raw() >> 11) * 2**-53.
-    import numpy as _np
-
     _GEN = _ChaCha(key=0, rounds=12, counter=0)
     _RAW = _GEN.random_raw
-    _DOUBLES = _np.random.Generator(_GEN).random
+    _DOUBLES = np.random.Generator(_GEN).random
     _LOCK = threading.Lock()
     _ZERO_BLOCK = [0] * 16
 
@@ -161,13 +192,11 @@ if HAVE_RANDOMGEN:
             "rounds": 12}}
 
     def _fetch_u64_rg(key: list[int], block: int, n: int) -> list[int]:
-        """`n` (a multiple of 8) u64 words from block `block` on."""
         with _LOCK:
             _load(key, block)
             return _RAW(n).tolist()
 
     def _fetch_f64_rg(key: list[int], block: int, n: int) -> memoryview:
-        """The uniforms of the same words, as a memoryview of doubles."""
         with _LOCK:
             _load(key, block)
             return memoryview(_DOUBLES(n))
@@ -182,7 +211,7 @@ else:  # pragma: no cover
 # ---------------------------------------------------------------------------
 
 _FIRST_REFILL = 8     # u64 words = one ChaCha block: most session streams
-_MAX_REFILL = 1024    # then ~2 ns/draw of fetch overhead, 8 kB per stream
+_MAX_REFILL = 1024    # then ~2 ns a draw of fetch overhead, 8 kB a stream
 _EMPTY = iter(())     # an exhausted iterator: sends uniform() to its slow path
 
 
@@ -201,20 +230,29 @@ class Stream:
     __slots__ = ("key_seed", "_src", "_key", "_next", "_size", "_base", "_n",
                  "_raw", "_flt", "_it", "_i", "_hi")
 
-    def __init__(self, key_seed: int, *, pure: bool = False) -> None:
-        """A stream keyed by the 64-bit `key_seed`; `pure` forces the Python ChaCha."""
+    def __init__(self, key_seed: int, *, pure: bool = False,
+                 key: list[int] | None = None, first: list[float] | None = None) -> None:
+        """A stream keyed by `key_seed`; `pure` forces the Python ChaCha.
+
+        `key` may pass the precomputed `key_words(key_seed)`, and `first`
+        the eight uniforms of its block 0 (`chacha_np`).
+        """
         self.key_seed = key_seed & M64
         self._src = _PURE if pure else _FAST
-        self._key: list[int] | None = None   # expanded at the first fetch
+        self._key = key                      # else expanded at the first fetch
         self._next = 0                       # first block after the buffer
         self._size = _FIRST_REFILL           # u64 words of the next buffer
-        self._base = 0
-        self._n = 0
+        self._base = self._n = self._i = 0
         self._raw: Sequence[int] | None = None
         self._flt: Sequence[float] | None = None
         self._it = _EMPTY                    # attached: uniforms from here on
-        self._i = 0                          # detached: buffer position
         self._hi = -1
+        if first is not None and key is not None:
+            self._next = 1                   # as if block 0 had been read
+            self._size = _FIRST_REFILL << 1
+            self._n = 8
+            self._flt = first
+            self._it = iter(first)
 
     def __repr__(self) -> str:
         return f"Stream(key_seed={self.key_seed:#018x})"
@@ -227,7 +265,7 @@ class Stream:
             return self._uniform_slow()
 
     def _advance(self) -> None:
-        """Move to the next buffer; the cursor stays detached, at 0."""
+        """Move to the next buffer; the cursor is detached, at 0."""
         if self._key is None:
             self._key = key_words(self.key_seed)
         n = self._size
@@ -247,10 +285,12 @@ class Stream:
 
     def _uniform_slow(self) -> float:
         """`uniform()` at the start, at a buffer end, or after a word read."""
-        self._detach()
-        if self._hi >= 0:
+        if self._it is not _EMPTY:       # attached and exhausted
+            self._it = _EMPTY
+            self._advance()
+        elif self._hi >= 0:
             return (self.next_u64() >> 11) * _TWO_M53
-        if self._i >= self._n:
+        elif self._i >= self._n:
             self._advance()
         flt = self._flt
         if flt is None:
@@ -333,19 +373,22 @@ def evict_stream(seed: int) -> Stream:
     return Stream(_check_seed(seed) ^ EVICT_XOR)
 
 
-def _derivation(scheme: str) -> Callable[[int, int, int, int], int]:
-    try:
-        return DERIVATIONS[scheme]
-    except KeyError:
+def _per_session(scheme: str, seed: int, serial: int, turn: int, kind: int) -> Stream:
+    fn = DERIVATIONS.get(scheme)
+    if fn is None:
         raise ValueError(f"unknown stream scheme {scheme!r}; "
-                         f"expected one of {sorted(DERIVATIONS)}") from None
+                         f"expected one of {sorted(DERIVATIONS)}")
+    if not (0 <= serial <= M64 and 0 <= turn <= M64):
+        raise ValueError(f"serial {serial} / turn {turn} out of range")
+    key_seed, key, first = _session_key(fn, _check_seed(seed), serial, turn, kind)
+    return Stream(key_seed, key=key, first=first)
 
 
 def workload_stream(seed: int, serial: int, turn: int, scheme: str = "0.1.5") -> Stream:
     """Workload stream of session `serial` at `turn` (0 = `init`), §3.2/§9.2."""
-    return Stream(_derivation(scheme)(_check_seed(seed), serial, turn, KIND_WORKLOAD))
+    return _per_session(scheme, seed, serial, turn, KIND_WORKLOAD)
 
 
 def session_stream(seed: int, serial: int, scheme: str = "0.1.5") -> Stream:
     """Session-code stream of session `serial` (§3.2/§9.2)."""
-    return Stream(_derivation(scheme)(_check_seed(seed), serial, 0, KIND_SESSION))
+    return _per_session(scheme, seed, serial, 0, KIND_SESSION)

@@ -9,9 +9,11 @@ calendar up to the horizon (or the drain of `arrivals N`) and returns the
 from __future__ import annotations
 
 import math
+from heapq import heappop, heappush
 from typing import Any, Callable, Optional
 
 import simpy
+from simpy.events import Process
 
 from .. import ir
 from ..errors import SimulationError, shortest
@@ -105,6 +107,7 @@ class Simulation:
             wscope = Scope("s", "_w", self.slots)
             pro = ["_w = _wstream(s.sid, 0)"] if _draws(wl.init) else []
             self.init_fn = self.compiler.function("_init", wl.init, wscope, pro)
+        self.session_stream = rngmod.session_stream
         self.session_draws = prog.session is not None and _draws(prog.session)
         self.body = None
         if prog.session is not None:
@@ -238,12 +241,13 @@ class Simulation:
         self._live(1)
         if self.init_fn is not None:
             self.init_fn(s)
-        if self.body is None:
+        body = self.body
+        if body is None:
             self.end_session(s)
             return
         if self.session_draws:
-            s.rng = rngmod.session_stream(self.seed, sid, self.scheme)
-        self.env.process(self.body(s))
+            s.rng = self.session_stream(self.seed, sid, self.scheme)
+        Process(self.env, body(s))
 
     def end_session(self, s: Any) -> None:
         """`end;` or the end of the session code (Part 02 §7.5)."""
@@ -294,29 +298,40 @@ class Simulation:
         return self._report(end)
 
     def _loop(self) -> None:
+        """Handle calendar entries up to the horizon (SimPy's `step`, inlined)."""
         env = self.env
         q = env._queue
-        step = env.step
         horizon = self.horizon
-        if not self.gauges and self.limit is None and self.progress is None:
-            while q and q[0][0] <= horizon:
-                step()
-            return
-        last = 0.0
         gauges = self.gauges
         progress = self.progress
+        simple = not gauges and self.limit is None and progress is None
+        last = 0.0
         tick = 0
-        while q and q[0][0] <= horizon and self.drained is None:
-            t = q[0][0]
-            if t != last:
-                if gauges:
-                    self._record_gauges(last)
-                last = t
-            step()
-            if progress is not None:
-                tick += 1
-                if tick & 0xFFFF == 0:
-                    progress(env._now)
+        while q:
+            item = heappop(q)
+            t = item[0]
+            if t > horizon:
+                heappush(q, item)
+                break
+            if not simple:
+                if self.drained is not None:
+                    heappush(q, item)
+                    break
+                if t != last:
+                    if gauges:
+                        self._record_gauges(last)
+                    last = t
+                if progress is not None:
+                    tick += 1
+                    if tick & 0xFFFF == 0:
+                        progress(t)
+            env._now = t
+            event = item[3]
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):
+                raise event._value
         if gauges:
             self._record_gauges(env._now if self.drained is None else self.drained)
 

@@ -1,0 +1,190 @@
+"""Linking session code (Part 02 §7, Part 04 §3–4): syntax statements become
+kernel IR statements, with the link-time checks of statements: attribute
+targets, constant guards, counts and amounts (Part 01 §7.4), `cost`
+consumers (§4.5), multi-stage runs, and the loop progress rule."""
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import ir
+from ..errors import LinkError, shortest
+from ..ir import Pos
+from . import syntax as S
+from .names import RESERVED, reserved_message
+from .resolve import SESSION, Resolver, fold, whole
+from .show import show
+
+READ_ONLY = {"serial": "`serial` is the session's number, which the run assigns",
+             "turn_no": "`turn_no` counts the session's turns, which the run assigns"}
+TEST_OPS = {"<", "<=", ">", ">=", "==", "!=", "&&", "||"}
+
+
+def is_test(e: S.Expr) -> bool:
+    """An outermost comparison, `&&`, `||` or `!` (Part 06 §2)."""
+    return (isinstance(e, S.EBinary) and e.op in TEST_OPS) or (
+        isinstance(e, S.EUnary) and e.op == "!")
+
+
+def target_error(res: Resolver, name: str, pos: Pos) -> Optional[LinkError]:
+    """Why `name` may not be assigned as a session attribute, if it may not."""
+    if name in READ_ONLY:
+        return res.err(READ_ONLY[name], pos)
+    if name in RESERVED:
+        return res.err(reserved_message(name, "a session attribute"), pos,
+                       "give the session attribute a name of its own")
+    if name in res.constants:
+        return res.err(f"`{name}` is both a `let` constant and a session attribute", pos)
+    return None
+
+
+def passes_time(stmts: list) -> bool:
+    """Every path through `stmts` lets time pass or ends (Part 02 §7.7)."""
+    for s in stmts:
+        if isinstance(s, ir.End):
+            return True
+        if isinstance(s, ir.Run) and fold(s.work) != 0:
+            return True
+        if isinstance(s, ir.If) and passes_time(s.then) and passes_time(s.other):
+            return True
+        if isinstance(s, ir.Loop) and passes_time(s.body):
+            return True
+    return False
+
+
+class StatementLinker:
+    """Links the statements of session code at the Session moment."""
+
+    def __init__(self, res: Resolver):
+        self.res = res
+        self.multi_runs: list[tuple[ir.Run, S.SRun]] = []
+        self.shared: set[str] = set()
+
+    def block(self, stmts: list) -> list[ir.Stmt]:
+        return [self.stmt(s) for s in stmts]
+
+    def stmt(self, s) -> ir.Stmt:
+        return getattr(self, "l_" + type(s).__name__)(s)
+
+    def expr(self, e: S.Expr) -> ir.Expr:
+        return self.res.expr(e, SESSION)
+
+    # ---------------------------------------------------------- statements
+    def l_SSet(self, s: S.SSet) -> ir.Stmt:
+        err = target_error(self.res, s.name, s.name_pos)
+        if err:
+            raise err
+        return ir.Set(s.name, self.expr(s.value), s.pos)
+
+    def l_SObserve(self, s: S.SObserve) -> ir.Stmt:
+        # Observation names are never read in expressions, so a supplied name
+        # is accepted (as pyserq 0.1.3 does; Part 02 W-7 observes `last`).
+        return ir.Observe(s.name, self.expr(s.value), is_test(s.value), s.pos)
+
+    def l_STurn(self, s: S.STurn) -> ir.Stmt:
+        return ir.Turn(s.pos)
+
+    def l_SEnd(self, s: S.SEnd) -> ir.Stmt:
+        return ir.End(s.pos)
+
+    def l_SMark(self, s: S.SMark) -> ir.Stmt:
+        return ir.RequestBegin(s.pos) if s.kind == "begin" else ir.RequestEnd(s.pos)
+
+    def guard(self, g: S.Expr, head: str, pos: Pos, loop: bool = False) -> ir.Expr:
+        value = self.expr(g)
+        k = fold(value)
+        if k is not None and k not in (0.0, 1.0):
+            text = f"`{head} ({shortest(k)})`"
+            if loop:
+                raise self.res.err(f"{text}: the guard is not 0 or 1", pos)
+            if 0 < k < 1:
+                raise self.res.err(f"{text} is not a test: a guard is 0 or 1; a constant "
+                                   "strictly between them is a probability. Write "
+                                   f"`branch with ({shortest(k)})`", pos)
+            raise self.res.err(f"{text} is not a test: a guard is 0 or 1", pos)
+        return value
+
+    def l_SIf(self, s: S.SIf) -> ir.Stmt:
+        then, other = self.block(s.then), self.block(s.other)
+        if s.with_:
+            p = self.expr(s.guard)
+            return ir.If(ir.Draw("bernoulli", [p]), then, other,
+                         text=f"~bernoulli({show(s.guard)})", keyword="branch", pos=s.pos)
+        guard = self.guard(s.guard, s.keyword, s.pos)
+        return ir.If(guard, then, other, text=show(s.guard), keyword=s.keyword, pos=s.pos)
+
+    def l_SLoop(self, s: S.SLoop) -> ir.Stmt:
+        body = self.block(s.body)
+        if not passes_time(body):
+            raise self.res.err("a `loop` must let time pass on every pass through its "
+                               "body: a `run`, a `hold` whose body does, or `end` on "
+                               "every path", s.pos)
+        return ir.Loop(body, s.pos)
+
+    def l_SWhile(self, s: S.SWhile) -> ir.Stmt:
+        guard = self.guard(s.guard, "while", s.pos, loop=True)
+        body = self.block(s.body)
+        if not passes_time(body):
+            raise self.res.err("a `while` must let time pass on every pass through its "
+                               "body: a `run`, a `hold` whose body does, or `end` on "
+                               "every path", s.pos)
+        return ir.While(guard, body, text=show(s.guard), pos=s.pos)
+
+    def l_SChoose(self, s: S.SChoose) -> ir.Stmt:
+        err = target_error(self.res, s.name, s.name_pos)
+        if err:
+            raise err
+        count = self.expr(s.count)
+        k = fold(count)
+        if k is not None and not (whole(k) and k >= 0):
+            raise self.res.err(f"`choose {s.name} in ({shortest(k)})`: the count is "
+                               f"{shortest(k)}, not a whole number", s.pos)
+        keys = [self.expr(k) for k in s.keys]
+        text = f"choose {s.name} in {show(s.count)} by ({', '.join(map(show, s.keys))})"
+        return ir.Choose(s.name, count, keys, text=text, pos=s.pos)
+
+    def l_SRun(self, s: S.SRun) -> ir.Stmt:
+        res = self.res
+        first = s.stages[0]
+        at = Pos(first.pos.file, first.pos.line, first.pos.col, len(first.name))
+        refs = [res.ref(r, SESSION, {}) for r in s.stages]
+        if s.mode is not None:
+            info = res.stages[first.name]
+            raise res.err(f"`{s.mode}` is a mode of a step stage; `{first.name}` is a "
+                          f"{info.kind} stage", at)
+        if s.growing is not None:
+            raise res.err("`growing` belongs to a run on a step stage inside a hold",
+                          at, "step stages and pools are not available in this build")
+        mark = len(res.cost_marks)
+        work = self.expr(s.work)
+        names = {r.name for r in s.stages}
+        for families, _ in res.cost_marks[mark:]:
+            if not names & families:
+                raise res.err("resource use requires its cost type; convert the "
+                              "quantity with cost(resource, expression)", s.pos)
+        head = f"run {', '.join(show(r) for r in s.stages)}"
+        k = fold(work)
+        if k is not None and (k != k or k < 0):
+            what = ("the amount is NaN, not a number of units, tokens or seconds"
+                    if k != k else "an amount of units, tokens or seconds is a number, "
+                    "and not negative")
+            raise res.err(f"`{head} ({shortest(k)})`: {what}", at)
+        run = ir.Run(refs, work, text=f"{head} ({show(s.work)})", pos=s.pos)
+        if len(s.stages) > 1:
+            self.multi(s, at)
+            self.multi_runs.append((run, s))
+        return run
+
+    def multi(self, s: S.SRun, at: Pos) -> None:
+        """The rules of a run over several stages (Part 04 §3)."""
+        seen: set[str] = set()
+        for r in s.stages:
+            info = self.res.stages[r.name]
+            pos = Pos(r.pos.file, r.pos.line, r.pos.col, len(r.name))
+            if r.name in seen:
+                raise self.res.err(f"`{r.name}` appears twice in one run over several "
+                                   "stages", pos)
+            seen.add(r.name)
+            if info.kind != "ps" or info.capacity is None or not info.capacity > 0:
+                raise self.res.err(f"a run over several stages holds `ps` stages with a "
+                                   f"constant positive capacity; `{r.name}` is not one", pos)
+            self.shared.add(r.name)
