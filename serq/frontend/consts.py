@@ -26,8 +26,10 @@ class Constants:
     """Folds every `let` in item order; `final` holds the last bindings."""
 
     def __init__(self, items: list, resolver: Resolver, sets: Optional[dict] = None):
+        self.items = items
         self.lets = [i for i in items if isinstance(i, S.ILet)]
         self.res = resolver
+        self.before: dict[int, dict[str, float]] = {}  # id(stage) -> bindings before it
         self.final: dict[str, float] = {}
         self.deps: dict[str, set[str]] = {}
         self.overrides = self.targets(sets or {})
@@ -52,7 +54,11 @@ class Constants:
     def run(self) -> dict[str, float]:
         env: dict[str, float] = {}
         deps: dict[str, set[str]] = {}
-        for let in self.lets:
+        for let in self.items:
+            if isinstance(let, S.IStage):
+                self.before[id(let)] = env
+            if not isinstance(let, S.ILet):
+                continue
             self.res.constants = env
             over = self.overrides.get(id(let))
             expr = over[1] if over else let.value
@@ -79,6 +85,16 @@ class Constants:
         self.deps = deps
         self.res.constants = env
         return env
+
+    def array_size(self, stage: S.IStage) -> float:
+        """The value of a stage's array size: it reads only the constants
+        bound before the declaration, and no override may change it."""
+        self.check_size_overrides(stage.size)
+        self.res.constants = self.before.get(id(stage), self.final)
+        try:
+            return self.res.constant(stage.size, "an array size")
+        finally:
+            self.res.constants = self.final
 
     def check_size_overrides(self, size: S.Expr) -> None:
         """An override may not change an array size (Part 01 §2.4)."""

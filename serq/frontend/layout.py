@@ -199,6 +199,7 @@ def read_program(text: str, label: str, path: Optional[str],
     lay = Layout()
     sf = lay.parse(text, label, path)
     items = lay.file_items(sf)
+    check_repeats(items, lay.flat.sources)
     if workload is not None:
         wtext, wlabel, wpath = workload
         wf = lay.parse(wtext, wlabel, wpath)
@@ -206,13 +207,13 @@ def read_program(text: str, label: str, path: Optional[str],
         for item in witems:
             if isinstance(item, S.IWorkload):
                 item.base = os.path.dirname(os.path.abspath(wpath))
+        check_repeats(witems, lay.flat.sources)
         lay.flat.workload_file_items = witems
         items = witems + items
     base = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
     for item in items:
         if isinstance(item, S.IWorkload) and not item.base:
             item.base = base
-    check_repeats(items, lay.flat.sources)
     lay.flat.items = items
     return lay.flat
 

@@ -51,8 +51,7 @@ class Lowerer:
                     f"{res.stages[st.name].pos.col}"])
             size = None
             if st.size is not None:
-                self.consts.check_size_overrides(st.size)
-                n = res.constant(st.size, "an array size")
+                n = self.consts.array_size(st)
                 if not whole(n) or n < 1:
                     raise res.err(f"the array size of `{st.name}` is {shortest(n)}: a size "
                                   "is a whole number ≥ 1", st.name_pos)

@@ -277,6 +277,8 @@ class Resolver:
                 raise self.err(f"`{e.name}` is a single stage, not an array", pos)
             return ir.Ref("stage", e.name, None, pos)
         if e.index is None:
+            if not evaluate:  # `cost(s, …)` names the whole family
+                return ir.Ref("stage", e.name, None, pos)
             raise self.err(f"`{e.name}` is an array of {info.size} stages: name one "
                            f"member, `{e.name}[i]`", pos)
         if not evaluate:

@@ -34,6 +34,7 @@ class Namespace:
         self.globals["_pow"] = numeric.power
         for name, (fn, _arity) in distributions.DISTRIBUTIONS.items():
             self.globals[f"_d_{name}"] = fn
+        self.globals["_d_det"] = distributions.det
         self._ids: dict[int, str] = {}
         self._count = 0
 
