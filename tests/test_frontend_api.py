@@ -57,7 +57,7 @@ def test_p01_constant_cannot_sample_caret():
     with pytest.raises(LinkError) as info:
         load(source="let lam = ~exp(1);", file_label="model.sq", horizon=1)
     assert info.value.format().split("\n")[1:] == ["1 | let lam = ~exp(1);",
-                                                   "  |           ^^^"]
+                                                   "  |            ^^^"]
 
 
 def test_load_from_file_and_label(tmp_path):

@@ -642,3 +642,25 @@ def test_p07_flat_013_form(name, text, session):
     if name == "V4":
         branch = p.session[0].body[-1]
         assert branch.guard == ir.Draw("bernoulli", [ir.Num(0.5)])
+
+
+def plain(node):
+    """An IR node as plain data without positions, texts and request marks."""
+    import dataclasses
+    if isinstance(node, list):
+        return [plain(n) for n in node
+                if not isinstance(n, (ir.RequestBegin, ir.RequestEnd))]
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__,) + tuple(
+            plain(getattr(node, f.name)) for f in dataclasses.fields(node)
+            if f.name not in ("pos", "text"))
+    return node
+
+
+def test_p02_w4_k_and_r_expand_to_the_same_statements():
+    k, r, t = load_text(P02_W4_K), load_text(P02_W4_R), load_text(P02_W4_T)
+    assert plain(k.session) == plain(r.session)
+    assert plain(k.workload) == plain(r.workload) == plain(t.workload)
+    server = plain(k.session[1].body[:3])          # set t0; run svc (w); observe
+    segments = [t.session[2:5], t.session[-1].body[3:6]]
+    assert all(plain(seg) == server for seg in segments)

@@ -350,3 +350,30 @@ def error_file(path: str, **kw):
     with pytest.raises((ParseError, LinkError)) as info:
         load(path, horizon=1, **kw)
     return info.value
+
+
+def test_p01_notes_name_the_definition_expansions():
+    text = "def f(x) { x + t1 }\ndef g(y) { set z = f(y); }\n" + session("g(1);")
+    err = error(text, LinkError)
+    assert (err.pos.line, err.pos.col) == (1, 16)
+    assert err.notes == ["in `f`, used at 2:20", "in `g`, used at 5:17"]
+    err = error("def f(x) { x + 1 }\n" + session("observe z = f(t2);"), LinkError)
+    assert err.notes == [] and err.pos.line == 4
+
+
+@pytest.mark.parametrize("text, message", [
+    ("run { horizonn 1; }", "unknown run option `horizonn`"),
+    (session("branch (1) run d (1);"), "expected `{`, found `run`"),
+    (session("set x == 1;"), "expected `=`, found `==`"),
+    (session("choose j in 3 (j);"), "expected `by`, found `(`"),
+    (session("run d 1;"), "expected `(`, found `1`"),
+    ("stage : fifo;", "expected a name, found `:`"),
+    (session("observe x = sum j in -1 (j);"),
+     "`sum j in` takes a number, a constant's name or `( expr )`, found `-`"),
+    (session("else { }"), "unknown statement `else`"),
+    (session("1;"), "expected a statement, found `1`"),
+    ("stage d : delay", "expected `;`, found end of input"),
+    ("session { turn; } }", "unexpected `}` at top level"),
+])
+def test_p01_syntax_error_messages(text, message):
+    assert error(text, ParseError).message == message

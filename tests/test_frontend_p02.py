@@ -66,6 +66,7 @@ def test_p02_shape_r_request_through_def():
     ("workload { session { end; } }\nserver { }", "the workload's session has no `turn;`"),
     ("workload { session { request gw; } }", "gateways (Part 05) are not available"),
     ("server { turn; }", "`turn` is the session's"),
+    ("server (x) reply (y) { }", "request signatures"),
     ("server { end; }", "`end` is the session's"),
     ("workload { session { turn; request; } }\nserver { request; }",
      "a server does not request itself"),
@@ -173,7 +174,8 @@ def test_p02_branch_with_is_a_bernoulli_draw():
     ("set k = 1;", "`k` is both a `let` constant and a session attribute"),
     ("set x = present;", "`present` is read in a session statement"),
     ("set x = running;", "`running` is an engine list"),
-    ("observe x = queue(d[0]);", "`d` is a single stage, not an array"),
+    ("observe x = queue(d[1]);", "index 1 is out of range for `d`: a member is 0 … 0"),
+    ("observe x = queue(d[serial]);", "`d` is a single stage: its only member is `d[0]`"),
     ("observe x = d;", "unknown name `d`"),
     ("observe x = used(d);", "unknown pool `d`"),
     ("run e (1);", "unknown stage `e`"),
@@ -191,6 +193,11 @@ def test_p02_progress_rule_passes():
     p = prog("stage d : delay;\nworkload { arrive batch(1); session { turn; loop { turn; } } }\n"
              "server { run d (1); }")
     assert isinstance(p.session[-1], ir.Loop)
+
+
+def test_p02_single_stage_member_zero():
+    p = prog(WL + "session { turn; run d[0] (1); }")
+    assert p.session[1].stages[0].index is None
 
 
 def test_p02_choose_lowering():

@@ -359,3 +359,205 @@ def test_p01_cost_examples_flat_stored_attribute():
         run { horizon 100; }
     """)
     assert values(rep, "d") == [2.0, 2.0]  # §4.5: cost(svc, 2) has the value 2
+
+
+# ---------------------------------------------------------------- §1.3, §3, §4.1 values
+
+def _observe_all(exprs: dict[str, str], prelude: str = "") -> dict[str, float]:
+    body = "\n".join(f"  observe {k} = {v};" for k, v in exprs.items())
+    rep = run(f"""
+{prelude}
+stage d : delay;
+workload {{ arrive batch(1); }}
+session {{
+  turn;
+  set x = 3;
+{body}
+}}
+run {{ horizon 1; }}
+""")
+    return {k: values(rep, k)[0] for k in exprs}
+
+
+NUMBERS = {  # §1.3
+    "n1": ("1_000", 1000.0), "n2": ("1__0", 10.0), "n3": ("1_000_", 1000.0),
+    "n4": ("1_0.5_0", 10.5), "n5": ("2.", 2.0), "n6": ("5.e3", 5000.0), "n7": (".5", 0.5),
+    "n8": ("2e-5", 2e-5), "n9": ("1E+3", 1000.0), "n10": ("1.5e-3", 1.5e-3),
+    "n11": ("00012", 12.0),
+}
+
+
+def test_p01_1_3_number_literals():
+    got = _observe_all({k: v[0] for k, v in NUMBERS.items()})
+    for k, (text, expected) in NUMBERS.items():
+        assert got[k] == expected, text  # §1.3 "Valid examples"
+
+
+OPERATORS = {  # §3.1–§3.3, §4.1
+    "o1": ("!2", 0.0),                        # §3.2
+    "o2": ("!(0/0)", 0.0),                    # §3.2
+    "o3": ("(0/0) == (0/0)", 0.0),            # §3.3
+    "o4": ("(0/0) != (0/0)", 1.0),            # §3.3: != with NaN is 1
+    "o5": ("1/0 == 1/0", 1.0),                # §3.3: inf == inf = 1
+    "o6": ("-0 == 0", 1.0),                   # §3.3
+    "o7": ("0.1 + 0.2 == 0.3", 0.0),          # §3.3: no tolerance
+    "o8": ("0 ^ 0", 1.0),                     # §3.3
+    "o9": ("2 ^ -1", 0.5),                    # §3.1 level 8
+    "o10": ("2 ^ 3 ^ 2", 512.0),              # §3.1: right-associative
+    "o11": ("-2 * 3", -6.0),                  # §3.1: (-a) * b
+    "o12": ("!0 + 1", 2.0),                   # §3.1: (!a) + b
+    "o13": ("1 ? 2 ? 3 : 4 : 5", 3.0),        # §3.1: middle operand is a full expression
+    "o14": ("max(1, 0/0)", 1.0),              # §4.1
+    "o15": ("abs(-1/0)", math.inf),           # §4.1: abs(-inf) = inf
+    "o16": ("floor(1/0)", math.inf),          # §4.1: floor(inf) = inf
+    "o17": ("ln(0)", -math.inf),              # §4.1: ln(0) = -inf
+    "o18": ("exp(1000)", math.inf),           # §4.1: overflows to inf
+    "o19": ("pow(2, 10)", 1024.0),            # §4.1: pow = ^
+    "o20": ("12 / 2 / 3", 2.0),               # §3.1: left-associative
+    "o21": ("0 && (1/0)", 0.0),               # §3.2
+    "o22": ("-x ^ 2", -9.0),                  # §3.1 level 7
+}
+
+
+def test_p01_3_operator_values():
+    got = _observe_all({k: v[0] for k, v in OPERATORS.items()})
+    for k, (text, expected) in OPERATORS.items():
+        assert got[k] == expected, text
+
+
+def test_p01_3_3_nan_values():
+    got = _observe_all({"a": "sqrt(-1)", "b": "(-8) ^ (1/3)", "c": "(1/0) - (1/0)",
+                        "d": "max(0/0, 0/0)", "e": "(1/0) * 0"})
+    for k, v in got.items():
+        assert math.isnan(v), k  # §3.3 / §4.1: NaN
+
+
+def test_p01_2_5_substitution():
+    # §2.5: `def sq(x) { x * x }` makes sq(1 + 2) = 9; `def g(x) { x * 2 }` makes g(-1) = −2
+    got = _observe_all({"s": "sq(1 + 2)", "g2": "g(-1)"},
+                       prelude="def sq(x) { x * x }\ndef g(x) { x * 2 }")
+    assert got == {"s": 9.0, "g2": -2.0}
+
+
+def test_p01_2_4_rebinding():
+    # §2.4 (0.1.3): `let a = 1; let b = a; let a = 2;` gives b = 1 and a = 2 everywhere else
+    got = _observe_all({"oa": "a", "ob": "b"}, prelude="let a = 1;\nlet b = a;\nlet a = 2;")
+    assert got == {"oa": 2.0, "ob": 1.0}
+
+
+def test_p01_2_4_override_every_binding():
+    # §2.4 (0.1.3): `let a = 1; let b = a * 10; let a = 2;` with --set a=5 gives a = 5, b = 50
+    rep = run("""
+        let a = 1;
+        let b = a * 10;
+        let a = 2;
+        stage d : delay;
+        workload { arrive batch(1); }
+        session { turn; observe oa = a; observe ob = b; }
+        run { horizon 1; }
+    """, sets={"a": 5})
+    assert values(rep, "oa") == [5.0]
+    assert values(rep, "ob") == [50.0]
+
+
+def test_p01_2_4_recomputed_constant():
+    # §2.4: with `let a = 1; let b = a * 2;`, --set a=5 gives b = 10 (0.1.3)
+    rep = run("""
+        let a = 1;
+        let b = a * 2;
+        stage d : delay;
+        workload { arrive batch(1); }
+        session { turn; observe ob = b; }
+        run { horizon 1; }
+    """, sets={"a": 5})
+    assert values(rep, "ob") == [10.0]
+
+
+def test_p01_3_2_short_circuit_draws_nothing():
+    # §3.2 / Part 07 §6: `0 && ~exp(1)` and `1 || ~exp(1)` draw nothing, so the
+    # next draw is the session stream's first U (Part 07 §11.3: session(0) of
+    # seed 1 starts 0.1621242647527662)
+    rep = run("""
+        stage d : delay;
+        workload { arrive batch(1); }
+        session { turn; observe a = 0 && ~exp(1); observe b = 1 || ~exp(1);
+                  observe u = ~uniform(0, 1); }
+        run { horizon 1; }
+    """, seed=1)
+    assert values(rep, "a") == [0.0] and values(rep, "b") == [1.0]
+    assert values(rep, "u") == [0.1621242647527662]  # Part 07 §11.3 session(0), 0.1.5
+
+
+# ---------------------------------------------------------------- §7.4 / §8.2 errors
+
+def test_p01_7_4_constant_negative_amount_is_link_error():
+    for amount in ("0 - 1", "-k", "0/0"):
+        with pytest.raises(LinkError) as exc:
+            load(f"""
+                let k = 1;
+                stage d : delay;
+                workload {{ arrive batch(1); }}
+                session {{ turn; run d ({amount}); }}
+                run {{ horizon 1; }}
+            """)
+        # §7.4: "`run d (-1)`: an amount of units, tokens or seconds is a number, and not negative"
+        assert "amount" in exc.value.message, amount
+
+
+def test_p01_7_4_computed_negative_amount_is_runtime_error():
+    from serq.errors import SimulationError
+    with pytest.raises(SimulationError):
+        run("""
+            stage d : delay;
+            workload { arrive batch(1); }
+            session { turn; set w = -1; run d (w); }
+            run { horizon 1; }
+        """)  # §7.4: `set w = -1; run d (w);` is a run-time error
+
+
+def test_p01_8_2_computed_guard_runtime_error():
+    from serq.errors import SimulationError
+    with pytest.raises(SimulationError) as exc:
+        run("""
+            stage d : delay;
+            workload { arrive batch(1); }
+            session { turn; set p = 0.5; branch (p) { run d (1); } }
+            run { horizon 1; }
+        """)
+    text = exc.value.format("model.sq")
+    # §8.2: model.sq: run-time error at t=0: `branch (p)`: the guard is 0.5, not 0 or 1;
+    # a draw is written `branch with (p)`
+    assert text.startswith("model.sq: run-time error at t=0: "), text
+    assert "the guard is 0.5, not 0 or 1" in text
+
+
+def test_p01_8_2_misspelt_stage_suggestion():
+    src = ("stage svc : fifo;\n"
+           "workload { arrive batch(1); }\n"
+           "session {\n"
+           "  turn;\n"
+           "  run svc (1);\n"
+           "  observe q = queue(sv);\n"
+           "}\n"
+           "run { horizon 1; }\n")
+    with pytest.raises(LinkError) as exc:
+        load(src)
+    lines = exc.value.format("model.sq", src).split("\n")
+    # §8.2 "Misspelt stage, with a suggestion"
+    assert lines[0] == "model.sq:6:21: link error: unknown stage `sv`" or \
+        lines[0].endswith("6:21: link error: unknown stage `sv`"), lines[0]
+    assert lines[1] == "6 |   observe q = queue(sv);"
+    assert lines[2] == "  |                     ^^"
+    assert "help: did you mean stage `svc`?" in lines
+    assert "note: `svc` declared at 1:7" in lines
+
+
+def test_p01_8_2_constant_that_draws():
+    src = "let lam = ~exp(1);\nstage d : delay;\nrun { horizon 1; }\n"
+    with pytest.raises(LinkError) as exc:
+        load(src)
+    lines = exc.value.format("model.sq", src).split("\n")
+    # §8.2: model.sq:1:12: link error: a constant cannot sample
+    assert lines[0].endswith("1:12: link error: a constant cannot sample"), lines[0]
+    assert lines[1] == "1 | let lam = ~exp(1);"
+    assert lines[2] == "  |            ^^^"

@@ -474,3 +474,147 @@ def test_p02_13_1_ps_both_finish_at_3():
     assert values(rep, "done") == [3, 3]
     assert sessions(rep, "done") == [0, 1]
     assert rep.stage("p").completed == 2
+
+
+# ---------------------------------------------------------------- further §3, §7, §10, §12 rules
+
+def test_p02_3_2_constant_gap_not_positive_is_link_error():
+    for gap in ("0", "-1", "1/0"):
+        with pytest.raises(LinkError) as exc:
+            load(W3.replace("ARRIVAL", f"renewal({gap})"))
+        # §3.2: "an interarrival time must be positive"
+        assert "interarrival time must be positive" in exc.value.message, gap
+
+
+def test_p02_3_2_drawn_gap_not_positive_is_runtime_error():
+    with pytest.raises(SimulationError) as exc:
+        run(W3.replace("ARRIVAL", "renewal(~uniform(-1, -0.5))"))
+    # §3.2: "`arrive renewal(…)`: the interarrival time is -0.144…, not a positive time"
+    assert "not a positive time" in exc.value.format("m.sq")
+
+
+@pytest.mark.parametrize("arrival, phrase", [
+    ("poisson(0)", "the rate is 0"),       # §3.1
+    ("closed(0)", "closed population"),    # §3.3
+    ("batch(0)", "batch size is 0"),       # §3.4
+    ("batch(1.5)", "batch size"),          # §3.4: a whole number
+])
+def test_p02_3_counts_and_rates_are_link_errors(arrival, phrase):
+    with pytest.raises(LinkError) as exc:
+        load(W3.replace("ARRIVAL", arrival))
+    assert phrase in exc.value.message
+
+
+def test_p02_3_5_none_still_runs_to_horizon():
+    rep = run(W3.replace("ARRIVAL", "none"))
+    assert rep.arrivals == 0 and rep.end == 10  # §3.5: the run still advances to the horizon
+    assert rep.observes["at"].values == []
+    assert to_dict(rep)["observes"]["at"] == {"count": 0, "mean": None, "ci": None, "cv2": None,
+                                              "p99": None}  # Part 06 §2: series still reported
+
+
+@pytest.mark.parametrize("body", [
+    "loop { set w = w + 1; }",
+    "loop { branch (w > 1) { run d (1); } }",
+    "loop { run d (0); }",
+    "loop { turn; }",
+])
+def test_p02_7_7_progress_rule(body):
+    with pytest.raises(LinkError) as exc:
+        load(f"""
+            stage d : delay;
+            workload {{ arrive batch(1); }}
+            session {{ turn; set w = 0; {body} }}
+            run {{ horizon 1; }}
+        """)
+    # §7.7: "a `loop` must let time pass on every pass through its body …"
+    assert "must let time pass" in exc.value.message
+
+
+def test_p02_10_5_instant_does_not_settle():
+    with pytest.raises(SimulationError) as exc:
+        run("""
+            stage d : delay;
+            workload { arrive batch(1); }
+            session { turn; set w = 0; loop { run d (w); } }
+            run { horizon 1; }
+        """)
+    # §10.5: "the instant t = 0 does not settle: session 0 became ready 1001 times …"
+    assert "does not settle" in exc.value.format("m.sq")
+
+
+def test_p02_3_3_closed_without_time_does_not_settle():
+    with pytest.raises(SimulationError) as exc:
+        run("""
+            stage d : delay;
+            workload { arrive closed(2); }
+            session { turn; observe x = 1; }
+            run { horizon 1; }
+        """)
+    assert "does not settle" in exc.value.format("m.sq")  # §3.3 / §10.5
+
+
+def test_p02_7_6_branch_with_uses_session_stream():
+    # §7.6: `branch with (p)` draws one U from the session stream: session(0) of
+    # seed 1 starts 0.1621242647527662 (Part 07 §11.3) < 0.5 → A; session(1)
+    # starts 0.2447743700986078 < 0.2? no → B
+    rep = run("""
+        stage d : delay;
+        workload { arrive batch(2); }
+        session { turn; set p = serial == 0 ? 0.5 : 0.2;
+                  branch with (p) { observe arm = 1; } else { observe arm = 0; } }
+        run { horizon 1; }
+    """, seed=1)
+    assert values(rep, "arm") == [1, 0]
+
+
+def test_p02_7_6_if_else_if_chain():
+    rep = run("""
+        fn main() {
+          stage d : delay;
+          workload { arrive batch(3); }
+          server {
+            if (serial == 0) { observe arm = 10; } else if (serial == 1) { observe arm = 11; }
+            else { observe arm = 12; }
+          }
+        }
+    """, horizon=1)
+    assert values(rep, "arm") == [10, 11, 12]  # §7.6: `if … else if … else` chains
+
+
+def test_p02_7_5_end_stops_session():
+    rep = run("""
+        stage d : delay;
+        workload { arrive batch(1); }
+        session { turn; observe a = 1; end; observe a = 2; }
+        run { horizon 1; }
+    """)
+    assert values(rep, "a") == [1]  # §7.5: statements after `end;` never run
+    assert rep.ended == 1
+
+
+def test_p02_12_1_events_at_horizon_are_handled():
+    rep = run("""
+        stage svc : fifo;
+        workload { arrive renewal(5); }
+        session { turn; run svc (5); observe done = now; }
+        run { horizon 10; }
+    """)
+    # §12.1: an arrival at H creates a session; a job completing at H completes
+    assert values(rep, "done") == [10]
+    assert rep.arrivals == 2 and rep.ended == 1 and rep.end == 10
+
+
+def test_p02_4_1_trace_errors():
+    import tempfile, os
+    with tempfile.TemporaryDirectory() as d:
+        bad = os.path.join(d, "bad.csv")
+        with open(bad, "w") as fh:
+            fh.write("0,0,1,2,3,4,5\n")
+        src = W3.replace("ARRIVAL", "batch(1)").replace(
+            "workload { arrive batch(1); }", f'workload {{ arrive batch(1); trace "{bad}" ordered; }}')
+        with pytest.raises(Exception) as exc:
+            run(src)
+        # §4.1: "line 1: expected 5 or 6 fields, got 7"
+        assert "expected 5 or 6 fields, got 7" in str(exc.value.format("m.sq")
+                                                      if hasattr(exc.value, "format") else exc.value)

@@ -86,7 +86,7 @@ def test_p06_5_4_w3_program_d():
     svc, shared = rep.stage("svc"), rep.stage("shared")
     assert_close(svc.mean_number, 0.6)  # §5.4
     assert_close(svc.utilization, 0.3)  # §5.4
-    assert_close(shared.utilization, 0.2) and None  # §5.4
+    assert_close(shared.utilization, 0.2)  # §5.4
     assert_close(shared.mean_number, 0.2)  # §5.4
     assert_close(rep.gauges["used_slots"].mean, 0.6)  # §7: mean 0.6
     assert_close(rep.gauges["used_slots"].ci, 0.4896763141418817)  # §7
@@ -488,3 +488,117 @@ def test_p06_determinism_json_byte_identical(tmp_path):
     assert a.stdout == b.stdout  # Part 02 §11: one seed gives identical runs
     c = cli("run", f, "--json", "--horizon", "500", "--seed", "8")
     assert json.loads(c.stdout)["observes"] != json.loads(a.stdout)["observes"]  # Part 02 §11
+
+
+# ---------------------------------------------------------------- more of §2, §10, §11
+
+def test_p06_2_test_note_in_text_report(tmp_path):
+    f = write(tmp_path, "note.sq", """
+        stage svc : fifo;
+        workload { arrive batch(45); }
+        session { turn; observe big = queue(svc) > 100; run svc (1); observe n = 0; }
+        run { horizon 100; }
+    """)
+    out = cli("run", f)
+    assert out.returncode == 0, out.stderr
+    # §2 test note: a test series with ≥ 40 samples, all 0
+    assert "note: observe big is constant 0 over 45 samples" in out.stdout
+    assert "note: observe n " not in out.stdout  # `0` is not a test
+    out = cli("run", f, "--json")
+    assert "note" not in json.loads(out.stdout)["observes"]  # §2: not in the JSON
+
+
+def test_p06_11_1_check_needs_no_horizon(tmp_path):
+    f = write(tmp_path, "nohorizon.sq", """
+        stage svc : fifo;
+        workload { arrive batch(1); }
+        session { turn; run svc (1); }
+    """)
+    assert cli("check", f).returncode == 0  # §11.1: check needs no horizon
+    out = cli("run", f)
+    assert out.returncode == 1  # Part 01 §2.7: no horizon → the program does not link
+    assert "no horizon" in out.stderr
+    out = cli("run", f, "--horizon", "5", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["horizon"] == 5  # §11.2
+
+
+def test_p06_11_1_ir_command(tmp_path):
+    f = write(tmp_path, "w1.sq", W1_TEXT)
+    out = cli("ir", f)
+    assert out.returncode == 0, out.stderr
+    json.loads(out.stdout)  # §11.1: the kernel program as JSON
+
+
+def test_p06_11_2_workload_file(tmp_path):
+    # Part 01 §2.8 / §11.2 --workload W: W-1 split into a deployment and a workload file
+    w = write(tmp_path, "wl.sq", """
+        stage svc : fifo;
+        workload { arrive batch(2); }
+    """)
+    p = write(tmp_path, "dep.sq", """
+        fn main() {
+          server { set t0 = now; run svc (cost(svc, 2)); observe response = now - t0; }
+        }
+    """)
+    out = cli("run", p, "--workload", w, "--horizon", "10", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    # Part 02 §14 W-1: response 2 and 4, mean_live 0.6
+    assert d["observes"]["response"]["count"] == 2 and d["observes"]["response"]["mean"] == 3
+    assert_close(d["mean_live"], 0.6)
+
+
+def test_p06_11_2_trace_flag_relative_to_cwd(tmp_path):
+    from e2e_util import data
+    shutil.copy(data("chat.csv"), tmp_path / "other.csv")
+    out = cli("run", data("w7.sq"), "--trace", "other.csv", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    # Part 02 §14 W-7: tokens_in 100, 50, 100, 30, 30 (mean 62), turns 5
+    assert d["observes"]["tokens_in"]["count"] == 5 and d["observes"]["tokens_in"]["mean"] == 62
+    assert d["turns"] == 5
+
+
+def test_p06_10_client_section_text(tmp_path):
+    f = write(tmp_path, "w1r.sq", W1_R)
+    out = cli("run", f)
+    assert out.returncode == 0, out.stderr
+    # §10: client table, always the three rows ttft, tpot, response (§4: response 2, 4)
+    lines = out.stdout.split("\n")
+    i = lines.index("client    count    mean  95% CI    cv2     p99")
+    assert lines[i + 1] == "--------  -----  ------  ------  -----  ------"
+    assert lines[i + 2] == "ttft          0     NaN    ±inf    NaN     NaN"
+    assert lines[i + 3] == "tpot          0     NaN    ±inf    NaN     NaN"
+    assert lines[i + 4] == "response      2  3.0000    ±inf  0.222  4.0000"
+    # §10: gauges table for jobs = queue(svc): (0,2) (2,1) (4,0) over [0, 10] → mean 0.6
+    assert any(ln.startswith("jobs") and "0.6000" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("flags, status", [
+    (["--seed", str(2 ** 53)], 0),        # §11.2: an integer 0 … 2^53
+    (["--seed", str(2 ** 53 + 1)], 2),    # §11.2 / §11.3: invalid value
+    (["--arrivals", "0"], 2),             # §11.2: a positive integer
+    (["--horizon", "inf"], 2),            # §11.2: a finite number > 0
+    (["--warmup", "-1"], 2),              # §11.2: ≥ 0
+    (["--warmup", "10"], 1),              # Part 01 §7.2: warmup ≥ horizon is a link error
+    (["--arrivals", "3"], 1),             # Part 02 §12.2: batch workload → link error
+    (["--set", "zz=1"], 1),               # Part 01 §2.4: unknown override → link error
+], ids=["seed-2^53", "seed-2^53+1", "arrivals0", "horizon-inf", "warmup-neg",
+        "warmup-eq-horizon", "arrivals-batch", "set-unknown"])
+def test_p06_11_3_flag_validation(tmp_path, flags, status):
+    f = write(tmp_path, "w1.sq", W1_TEXT)
+    out = cli("run", f, "--json", *flags)
+    assert out.returncode == status, out.stderr  # §11.3
+    if status:
+        assert out.stdout == ""  # §11.3: a failed command writes no report
+    else:
+        assert json.loads(out.stdout)["seed"] == 2 ** 53
+
+
+def test_p06_11_3_unwritable_dump_exit_1(tmp_path):
+    f = write(tmp_path, "w1.sq", W1_TEXT)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = cli("run", f, "--dump", blocker / "sub")
+    assert out.returncode == 1  # §11.3: an output cannot be written
+    assert out.stdout == ""

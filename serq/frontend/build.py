@@ -12,7 +12,7 @@ from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
 from .lexer import Token, number_value
-from .parser import LineIndex, parse_source
+from .parser import parse_source
 
 DISTRIBUTIONS = ("exp", "det", "uniform", "erlang", "h2", "bernoulli")
 
@@ -24,12 +24,11 @@ def kind(obj: Any) -> str:
 class Builder:
     """Converts one parsed file's textX model into syntax nodes."""
 
-    def __init__(self, text: str, file: str, tokens: list[Token], index: LineIndex):
+    def __init__(self, text: str, file: str, tokens: list[Token]):
         self.text = text
         self.file = file
         self.tokens = tokens
         self.offsets = [t.offset for t in tokens]
-        self.index = index
 
     # ------------------------------------------------------------ positions
     def tok(self, offset: int, skip: int = 0) -> Token:
@@ -102,12 +101,12 @@ class Builder:
         return self.expr(o.inner)
 
     def e_DrawExpr(self, o: Any) -> S.Expr:
-        at = self.pos(o)
+        name = self.pos(o, 1)  # errors mark the distribution's name (Part 01 §8.2)
         if o.dist not in DISTRIBUTIONS:
-            raise self.error(f"unknown distribution `{o.dist}`", self.pos(o, 1),
+            raise self.error(f"unknown distribution `{o.dist}`", name,
                              help="the distributions are " + ", ".join(DISTRIBUTIONS))
         return S.EDraw(o.dist, [self.expr(a) for a in o.args],
-                       Pos(self.file, at.line, at.col, len(o.dist)))
+                       Pos(self.file, name.line, name.col, len(o.dist)))
 
     def e_AggExpr(self, o: Any) -> S.Expr:
         return S.EAgg(o.op, o.var, self.expr(o.count), self.expr(o.body),
@@ -238,7 +237,7 @@ class Builder:
             k = kind(c)
             if k == "ArriveClause":
                 arg = self.expr(c.arrival.arg) if c.arrival.arg is not None else None
-                clauses.append(S.CArrive(c.arrival.kind, arg, self.pos(c, 1)))
+                clauses.append(S.CArrive(c.arrival.kind, arg, self.pos(c, 1), self.pos(c)))
             elif k == "TraceClause":
                 clauses.append(S.CTrace(c.path[1:-1], bool(c.ordered), self.pos(c),
                                         self.pos(c, 1)))
@@ -266,12 +265,12 @@ class Builder:
 
 def parse_file_text(text: str, label: str) -> S.SourceFile:
     """Parse a program or library text into a SourceFile (items not yet checked)."""
-    model, tokens, index = parse_source(text, label)
-    b = Builder(text, label, tokens, index)
+    model, tokens = parse_source(text, label)
+    b = Builder(text, label, tokens)
     return S.SourceFile(label, text, b.items(getattr(model, "items", [])))
 
 
 def parse_expression(text: str, label: str) -> S.Expr:
     """Parse the text of an override (`--set`/`--def` value) as an expression."""
-    model, tokens, index = parse_source(text, label, root="override")
-    return Builder(text, label, tokens, index).expr(model.value)
+    model, tokens = parse_source(text, label, root="override")
+    return Builder(text, label, tokens).expr(model.value)

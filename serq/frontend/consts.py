@@ -9,7 +9,7 @@ from .. import ir
 from ..errors import LinkError, SerqError, shortest
 from . import syntax as S
 from .build import parse_expression
-from .resolve import Resolver, fold, whole
+from .resolve import Resolver, whole
 
 Value = Union[str, float, int]
 MAX_SEED = 2 ** 53

@@ -38,6 +38,17 @@ def bound(body) -> set[str]:
     return {n.var for n in nodes(body) if isinstance(n, S.EAgg)}
 
 
+def body_positions(body) -> frozenset:
+    """(file, line, col) of every node of a definition's body."""
+    out = set()
+    for n in nodes(body):
+        for attr in ("pos", "name_pos", "var_pos"):
+            p = getattr(n, attr, None)
+            if isinstance(p, Pos):
+                out.add((p.file, p.line, p.col))
+    return frozenset(out)
+
+
 def substitute(node, mapping: dict, source: Optional[str]):
     """A copy of `node` with parameters replaced by their arguments."""
     if isinstance(node, S.EName) and node.name in mapping:
@@ -77,6 +88,8 @@ class Expander:
         self.lets = {i.name for i in items if isinstance(i, S.ILet)}
         self.stages = {i.name for i in items if isinstance(i, S.IStage)}
         self.total = 0
+        self.pending: list = []   # expression-definition uses in the statement at hand
+        self.spans: dict[str, frozenset] = {}
         self.overrides = overrides or {}
         self.server_sets: set[str] = set()
         self.turn_sets: set[str] = set()
@@ -141,8 +154,7 @@ class Expander:
             if p in RESERVED:
                 raise self.perr(reserved_message(p, "a parameter"), ppos)
             seen.add(p)
-        body = d.expr if d.expr is not None else d.stmts
-        taken = bound(body) | (assigned(d.stmts) if d.expr is None else set())
+        taken = bound(d.expr if d.expr is not None else d.stmts) | (assigned(d.stmts) if d.expr is None else set())
         for p in d.params:
             if p in taken:
                 raise self.perr(f"`{p}` is a parameter, and the body names with it what "
@@ -151,6 +163,7 @@ class Expander:
             d.expr = self.expr(d.expr, d)
         else:
             d.stmts = self.stmts(d.stmts, d)
+        self.spans[d.name] = body_positions(d.expr if d.expr is not None else d.stmts)
         self.defs[d.name] = d
 
     # ---------------------------------------------------------------- items
@@ -192,6 +205,8 @@ class Expander:
             if d.expr is None:
                 raise self.perr(f"`{e.fn}` is statements (`def {e.fn}(…) {{ … }}`), "
                                 "not an expression", e.pos)
+            self.pending.append((f"in `{d.name}`, used at {e.pos.line}:{e.pos.col}",
+                                 self.spans[d.name]))
             return self.apply(d, args, e.pos, d.expr)
         if isinstance(e, S.ENum):
             return e
@@ -211,15 +226,21 @@ class Expander:
                 out.extend(self.use(s, inside))
                 continue
             changes = {}
+            self.pending = []
             for f in dataclasses.fields(s):
                 value = getattr(s, f.name)
+                if f.name == "via":
+                    continue
                 if f.name in ("then", "other", "body"):
                     changes[f.name] = self.stmts(value, inside)
                 elif isinstance(value, list):
                     changes[f.name] = [self.expr(v, inside) for v in value]
                 elif dataclasses.is_dataclass(value) and not isinstance(value, Pos):
                     changes[f.name] = self.expr(value, inside)
-            out.append(dataclasses.replace(s, **changes))
+            done = dataclasses.replace(s, **changes)
+            done.via = s.via + tuple(self.pending)
+            self.pending = []
+            out.append(done)
         return out
 
     def use(self, s: S.SUse, inside: Optional[S.IDef]) -> list:
@@ -233,7 +254,15 @@ class Expander:
             raise self.perr(f"`{s.fn}` is an expression (`def {s.fn}(…) {spelling}`), "
                             "not statements", s.pos)
         self.check_statement_args(d, args, s.pos)
-        return self.apply(d, args, s.pos, d.stmts)
+        out = self.apply(d, args, s.pos, d.stmts)
+        self.tag(out, d, s.pos)
+        return out
+
+    def tag(self, stmts: list, d: S.IDef, pos: Pos) -> None:
+        """Record on each statement the expansion of `d` it came through."""
+        entry = (f"in `{d.name}`, used at {pos.line}:{pos.col}", self.spans[d.name])
+        for s in stmts_in(stmts):
+            s.via = s.via + (entry,)
 
     def check_statement_args(self, d: S.IDef, args: list, pos: Pos) -> None:
         body_sets = assigned(d.stmts)

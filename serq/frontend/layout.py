@@ -188,7 +188,7 @@ def check_repeats(items: list, sources: dict) -> None:
                 if w is None:
                     continue
                 if w in words:
-                    pos = c.pos if not isinstance(c, S.CArrive) else c.pos
+                    pos = c.clause_pos if isinstance(c, S.CArrive) else c.pos
                     raise perr(f"duplicate `{w}` in workload", pos, sources.get(pos.file))
                 words.add(w)
 

@@ -51,9 +51,10 @@ class Lexer:
         self.col = 1
         self.i = 0
 
-    def error(self, message: str, line: int, col: int, length: int = 1,
+    def error(self, message: str, line: int, col: int,
               help: str | None = None) -> ParseError:
-        return ParseError(message, Pos(self.file, line, col, length), help=help,
+        """A lexical error; like every parse error it marks one character."""
+        return ParseError(message, Pos(self.file, line, col, 1), help=help,
                           source=self.text)
 
     def advance(self, n: int = 1, blank: bool = False) -> None:
@@ -85,7 +86,7 @@ class Lexer:
             elif text.startswith("/*", self.i):
                 end = text.find("*/", self.i + 2)
                 if end < 0:
-                    raise self.error("unterminated block comment", line, col, 2,
+                    raise self.error("unterminated block comment", line, col,
                                      help="close this comment with `*/`")
                 self.advance(end + 2 - self.i, blank=True)
             elif ch == '"':

@@ -51,6 +51,16 @@ def passes_time(stmts: list) -> bool:
     return False
 
 
+def add_via_notes(e: LinkError, via: tuple) -> None:
+    """Add `note: in `f`, used at L:C` for each expansion the error lies in."""
+    if e.pos is None:
+        return
+    at = (e.pos.file, e.pos.line, e.pos.col)
+    for note, positions in via:
+        if at in positions and note not in e.notes:
+            e.notes.append(note)
+
+
 class StatementLinker:
     """Links the statements of session code at the Session moment."""
 
@@ -63,7 +73,11 @@ class StatementLinker:
         return [self.stmt(s) for s in stmts]
 
     def stmt(self, s) -> ir.Stmt:
-        return getattr(self, "l_" + type(s).__name__)(s)
+        try:
+            return getattr(self, "l_" + type(s).__name__)(s)
+        except LinkError as e:
+            add_via_notes(e, s.via)
+            raise
 
     def expr(self, e: S.Expr) -> ir.Expr:
         return self.res.expr(e, SESSION)

@@ -54,7 +54,7 @@ class Lowerer:
                 n = self.consts.array_size(st)
                 if not whole(n) or n < 1:
                     raise res.err(f"the array size of `{st.name}` is {shortest(n)}: a size "
-                                  "is a whole number ≥ 1", st.name_pos)
+                                  "is a whole number ≥ 1", st.size.pos)
                 size = int(n)
             res.stages[st.name] = StageInfo(st.name, st.kind, size, st.name_pos)
 
@@ -98,7 +98,7 @@ class Lowerer:
 
     # ------------------------------------------------------------- workload
     def workload(self) -> None:
-        res, wl = self.res, self.program.workload
+        wl = self.program.workload
         loads = self.of(S.IWorkload)
         if not loads:
             return

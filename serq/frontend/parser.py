@@ -15,7 +15,7 @@ import bisect
 import os
 import re
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 from textx import metamodel_from_file
 from textx.exceptions import TextXError, TextXSyntaxError
@@ -49,8 +49,10 @@ STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
                    "loop", "while", "choose", "run"}
 ITEM_WORDS = {"stage", "workload", "session", "server", "gauge", "share", "use",
               "let", "def"}
-EXPR_START = {"identifier", "number", "(", "-", "!", "~"}
-CLOSERS = (")", "]", "}", ",", ":", "(", "{", "=")
+SETTING_WORDS = {"horizon", "warmup", "seed", "arrivals"}
+OPERATORS = {"^", "*", "/", "+", "-", "<=", ">=", "==", "!=", "<", ">", "&&", "||", "?"}
+CLOSERS = (")", "]", "}", ":", "(", "{", "=", ",")
+NAMED = {"Ident": "identifier", "Num": "number", "Str": "string", "Assign": "=", "Not": "!"}
 
 
 @lru_cache(maxsize=None)
@@ -83,6 +85,12 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
         prev = tokens[i - 1].text if i else ";"
         if tok.kind != "id":
             continue
+        if tok.text == "server" and nxt.text == "(" and prev in (";", "{", "}"):
+            raise ParseError("request signatures (`server (…) reply (…)`, pyserq 0.1.6) "
+                             "are not part of this language",
+                             Pos(file, nxt.line, nxt.col, 1), source=text,
+                             help="a server reads the session's attributes directly: "
+                                  "write `server { … }`")
         if tok.text == "step" and prev == ":" and nxt.text == "{":
             what = "step stages (`stage … : step { … }`, Part 04 §5)"
         elif tok.text in UNSUPPORTED and prev in (";", "{", "}"):
@@ -108,12 +116,8 @@ def rule_names(rules: list[Any]) -> list[str]:
             s = "eof"
         elif cls == "StrMatch":
             s = r.to_match
-        elif name == "Ident":
-            s = "identifier"
-        elif name == "Num":
-            s = "number"
-        elif name == "Str":
-            s = "string"
+        elif name in NAMED:
+            s = NAMED[name]
         else:
             s = name or getattr(r, "name", cls)
             m = re.fullmatch(r"RegExMatch\((\w+)\)", s)
@@ -124,40 +128,48 @@ def rule_names(rules: list[Any]) -> list[str]:
     return out
 
 
-def syntax_message(expected: list[str], tok: Token) -> str:
-    """The message for a syntax error: what was expected, what was found."""
+def syntax_message(expected: list[str], tokens: list[Token], i: int) -> str:
+    """The message for a syntax error at tokens[i]: what was expected there."""
+    tok = tokens[i]
     found = describe(tok)
     exp = set(expected)
+    prev = [t.text for t in tokens[max(i - 3, 0):i]]
     if exp & STATEMENT_WORDS and "stage" not in exp:
         if tok.kind == "id":
             return f"unknown statement `{tok.text}`"
         return f"expected a statement, found {found}"
+    if exp & SETTING_WORDS and tok.kind == "id":
+        return f"unknown run option `{tok.text}`"
     if "eof" in exp or exp & ITEM_WORDS:
         if tok.kind == "eof":
             return "expected `}`, found end of input"
         return f"unexpected {found} at top level"
+    if len(prev) == 3 and prev[0] in ("sum", "max", "min") and prev[2] == "in":
+        return (f"`{prev[0]} {prev[1]} in` takes a number, a constant's name or "
+                f"`( expr )`, found {found}")
     if ";" in exp:
         return f"expected `;`, found {found}"
     for closer in CLOSERS:
-        if closer in exp and not (closer == "(" and exp & EXPR_START - {"("}):
+        if closer in exp and not (closer == "(" and "number" in exp):
             return f"expected `{closer}`, found {found}"
-    if exp and exp <= EXPR_START | {"max", "min", "sum"}:
+    if "number" in exp:
         return f"expected an expression, found {found}"
     if "identifier" in exp:
         return f"expected a name, found {found}"
-    listed = " or ".join(f"`{e}`" for e in expected if e != "eof")
+    wanted = [e for e in expected if e not in OPERATORS and e != "eof"] or \
+        [e for e in expected if e != "eof"]
+    listed = " or ".join(f"`{e}`" for e in wanted)
     return f"expected {listed or 'something else'}, found {found}"
 
 
-def token_at(tokens: list[Token], offset: int) -> Token:
-    """The first token starting at or after `offset`."""
+def token_index(tokens: list[Token], offset: int) -> int:
+    """Index of the first token starting at or after `offset`."""
     offsets = [t.offset for t in tokens]
-    i = bisect.bisect_left(offsets, offset)
-    return tokens[min(i, len(tokens) - 1)]
+    return min(bisect.bisect_left(offsets, offset), len(tokens) - 1)
 
 
 def parse_source(text: str, file: str, root: str = "program"):
-    """Parse `text`; returns (textX model, tokens, LineIndex)."""
+    """Parse `text`; returns the textX model and the lexer's tokens."""
     tokens, clean = lex(text, file)
     index = LineIndex(text)
     if root == "program":
@@ -168,16 +180,10 @@ def parse_source(text: str, file: str, root: str = "program"):
         starts = index.starts
         line = max(1, min(e.line or 1, len(starts)))
         offset = starts[line - 1] + max((e.col or 1) - 1, 0)
-        tok = token_at(tokens, offset)
-        message = syntax_message(rule_names(e.expected_rules or []), tok)
+        i = token_index(tokens, offset)
+        tok = tokens[i]
+        message = syntax_message(rule_names(e.expected_rules or []), tokens, i)
         raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text) from None
     except (TextXError, RecursionError, ValueError) as e:  # pragma: no cover
         raise ParseError(f"cannot parse: {e}", Pos(file, 1, 1, 1), source=text) from None
-    return model, tokens, index
-
-
-def find_token(tokens: list[Token], offset: int, skip: int = 0) -> Optional[Token]:
-    """The token `skip` places after the first token at or after `offset`."""
-    offsets = [t.offset for t in tokens]
-    i = bisect.bisect_left(offsets, offset) + skip
-    return tokens[i] if i < len(tokens) else None
+    return model, tokens

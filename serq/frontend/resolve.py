@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import ir
-from ..errors import LinkError, ParseError
+from ..errors import LinkError, ParseError, shortest
 from ..ir import Pos
 from . import arith
 from . import syntax as S
@@ -245,11 +245,12 @@ class Resolver:
                  "a name the language supplies" if v in RESERVED else
                  "already an aggregate's index" if v in scope else None)
         if clash:
-            raise self.err(f"{head}: `{v}` is {clash}", e.var_pos)
+            raise self.err(f"{head}: `{v}` is {clash}", e.pos,
+                           "give the index a name of its own")
         count = self.constant(e.count, f"{head}'s count", scope)
         if not whole(count) or count < 1:
             raise self.err(f"{head}'s count must be a positive integer, found "
-                           f"{ir_num(count)}", e.count.pos if hasattr(e.count, "pos") else e.pos)
+                           f"{shortest(count)}", e.count.pos if hasattr(e.count, "pos") else e.pos)
         terms = [self.expr(e.body, m, {**scope, v: j}) for j in range(int(count))]
         result = terms[0]
         for t in terms[1:]:
@@ -274,7 +275,14 @@ class Resolver:
                                "declare it with `stage NAME : fifo;` (or ps, delay)")
         if info.size is None:
             if e.index is not None:
-                raise self.err(f"`{e.name}` is a single stage, not an array", pos)
+                # as pyserq 0.1.3: a single stage is the one member `s[0]`
+                k = fold(self.expr(e.index, m, scope))
+                if k is None:
+                    raise self.err(f"`{e.name}` is a single stage: its only member is "
+                                   f"`{e.name}[0]`; a computed index needs an array", pos)
+                if k != 0:
+                    raise self.err(f"index {shortest(k)} is out of range for `{e.name}`: "
+                                   "a member is 0 … 0", pos)
             return ir.Ref("stage", e.name, None, pos)
         if e.index is None:
             if not evaluate:  # `cost(s, …)` names the whole family
@@ -294,12 +302,8 @@ class Resolver:
                            "read from the state", pos)
         if k is not None:
             if not whole(k) or not 0 <= k < info.size:
-                raise self.err(f"index {ir_num(k)} is out of range for `{e.name}`: a "
+                raise self.err(f"index {shortest(k)} is out of range for `{e.name}`: a "
                                f"member is 0 … {info.size - 1}", pos)
             index = ir.Num(float(k))
         return ir.Ref("stage", e.name, index, pos)
 
-
-def ir_num(x: float) -> str:
-    from ..errors import shortest
-    return shortest(x)

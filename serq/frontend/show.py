@@ -43,7 +43,3 @@ def _show(e: S.Expr) -> tuple[str, int]:
     if isinstance(e, S.ECond):
         return f"{show(e.cond, 2)} ? {show(e.then)} : {show(e.other)}", 1
     raise TypeError(type(e).__name__)
-
-
-def show_ref(r: S.EName) -> str:
-    return show(r)

@@ -81,7 +81,16 @@ Expr = Union[ENum, EName, ECall, EDraw, EAgg, EUnary, EBinary, ECond]
 
 # ------------------------------------------------------------------ statements
 @dataclass
-class SSet:
+class SBase:
+    """Base of statements. `via` lists the definition expansions a statement
+    came through: (note, positions of the definition's body), innermost first,
+    so that an error inside a body can say `in `f`, used at 4:29`."""
+
+    via: tuple = field(default=(), kw_only=True, compare=False)
+
+
+@dataclass
+class SSet(SBase):
     name: str
     value: Expr
     pos: Pos
@@ -89,7 +98,7 @@ class SSet:
 
 
 @dataclass
-class SObserve:
+class SObserve(SBase):
     name: str
     value: Expr
     pos: Pos
@@ -97,23 +106,23 @@ class SObserve:
 
 
 @dataclass
-class STurn:
+class STurn(SBase):
     pos: Pos
 
 
 @dataclass
-class SRequest:
+class SRequest(SBase):
     gateway: Optional[str]
     pos: Pos
 
 
 @dataclass
-class SEnd:
+class SEnd(SBase):
     pos: Pos
 
 
 @dataclass
-class SIf:
+class SIf(SBase):
     """`branch (g)`, `branch with (p)` (with_=True) or `if (g)`."""
 
     keyword: str
@@ -125,20 +134,20 @@ class SIf:
 
 
 @dataclass
-class SLoop:
+class SLoop(SBase):
     body: list["Stmt"]
     pos: Pos
 
 
 @dataclass
-class SWhile:
+class SWhile(SBase):
     guard: Expr
     body: list["Stmt"]
     pos: Pos
 
 
 @dataclass
-class SChoose:
+class SChoose(SBase):
     name: str
     count: Expr
     keys: list[Expr]
@@ -147,7 +156,7 @@ class SChoose:
 
 
 @dataclass
-class SRun:
+class SRun(SBase):
     stages: list[EName]
     mode: Optional[str]
     work: Expr
@@ -156,7 +165,7 @@ class SRun:
 
 
 @dataclass
-class SMark:
+class SMark(SBase):
     """Start ("begin") or end ("end") of a request's server statements."""
 
     kind: str
@@ -164,7 +173,7 @@ class SMark:
 
 
 @dataclass
-class SUse:
+class SUse(SBase):
     """A statement `f(args);`: a use of a statement definition."""
 
     fn: str
@@ -229,9 +238,12 @@ class IShare:
 
 @dataclass
 class CArrive:
+    """`arrive KIND(arg);`: `pos` is the kind's, `clause_pos` the keyword's."""
+
     kind: str
     arg: Optional[Expr]
     pos: Pos
+    clause_pos: Optional[Pos] = None
 
 
 @dataclass
