@@ -7,6 +7,7 @@ import os
 import pytest
 
 from serq import ir
+from serq.errors import LinkError
 from serq.frontend import load, summary
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -574,6 +575,8 @@ def test_p02_trace_override(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     p = load_in_data(P02_W9, "w9b.sq", trace="other.csv")
     assert p.workload.trace.sessions == [[ir.TraceTurn(7, 8, 9, 0)]]
+    with pytest.raises(LinkError):
+        load_text(P02_W1, trace="other.csv")
 
 
 @pytest.mark.parametrize("policy", ["maxmin", "bottleneck"])

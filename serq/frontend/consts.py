@@ -10,6 +10,7 @@ from ..errors import LinkError, SerqError, shortest
 from . import syntax as S
 from .build import parse_expression
 from .resolve import Resolver, whole
+from .walk import nodes
 
 Value = Union[str, float, int]
 MAX_SEED = 2 ** 53
@@ -52,39 +53,40 @@ class Constants:
         return out
 
     def run(self) -> dict[str, float]:
+        """Fold the lets in order; every later use sees the last bindings."""
         env: dict[str, float] = {}
-        deps: dict[str, set[str]] = {}
-        for let in self.items:
-            if isinstance(let, S.IStage):
-                self.before[id(let)] = env
-            if not isinstance(let, S.ILet):
-                continue
-            self.res.constants = env
-            over = self.overrides.get(id(let))
-            expr = over[1] if over else let.value
-            try:
-                value = self.res.constant(expr, f"`let {let.name}`")
-            except SerqError as e:
-                if over is None:
-                    raise
-                raise LinkError(f"the `let` override `{over[0]}`: {e.message}") from None
-            if value != value:
-                if over:
-                    raise LinkError(f"the `let` override `{over[0]}`: the value is NaN")
-                raise self.res.err(f"`let {let.name}` is NaN", let.name_pos,
-                                   "a constant is a number or `inf`; `0/0` and "
-                                   "`inf - inf` are not")
-            reads = {n.name for n in _names(expr)}
-            d = {let.name} | ({let.ext} if let.ext else set())
-            for r in reads:
-                d |= deps.get(r, set())
-            deps[let.name] = d
-            env = {**env, let.name: value}
-            self.res.constant_pos[let.name] = let.name_pos
+        for item in self.items:
+            if isinstance(item, S.IStage):
+                self.before[id(item)] = env
+            elif isinstance(item, S.ILet):
+                self.res.constants = env
+                env = {**env, item.name: self.fold_let(item)}
+                self.res.constant_pos[item.name] = item.name_pos
         self.final = env
-        self.deps = deps
         self.res.constants = env
         return env
+
+    def fold_let(self, let: S.ILet) -> float:
+        """The value of one `let` (or its override) over the bindings so far."""
+        over = self.overrides.get(id(let))
+        expr = over[1] if over else let.value
+        try:
+            value = self.res.constant(expr, f"`let {let.name}`")
+        except SerqError as e:
+            if over is None:
+                raise
+            raise LinkError(f"the `let` override `{over[0]}`: {e.message}") from None
+        if value != value:
+            if over:
+                raise LinkError(f"the `let` override `{over[0]}`: the value is NaN")
+            raise self.res.err(f"`let {let.name}` is NaN", let.name_pos,
+                               "a constant is a number or `inf`; `0/0` and "
+                               "`inf - inf` are not")
+        deps = {let.name} | ({let.ext} if let.ext else set())
+        for n in _names(expr):
+            deps |= self.deps.get(n.name, set())
+        self.deps[let.name] = deps
+        return value
 
     def array_size(self, stage: S.IStage) -> float:
         """The value of a stage's array size: it reads only the constants
@@ -107,8 +109,7 @@ class Constants:
                                 "resolved during parsing")
 
 
-def _names(e):
-    from .walk import nodes
+def _names(e) -> list[S.EName]:
     return [n for n in nodes(e) if isinstance(n, S.EName)]
 
 

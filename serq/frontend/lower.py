@@ -8,7 +8,7 @@ import os
 from typing import Optional
 
 from .. import ir
-from ..errors import shortest
+from ..errors import LinkError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .consts import Constants
@@ -100,6 +100,11 @@ class Lowerer:
     def workload(self) -> None:
         wl = self.program.workload
         loads = self.of(S.IWorkload)
+        has_trace = any(isinstance(c, S.CTrace) for w in loads for c in w.clauses)
+        if self.trace_override is not None and not has_trace:
+            raise LinkError(f"--trace {self.trace_override}: the workload has no `trace` "
+                            "clause to replace", help="declare the trace in the workload: "
+                            '`trace "FILE" [ordered];`')
         if not loads:
             return
         item = loads[0]

@@ -147,7 +147,7 @@ class SessionCompiler:
         if self.warmup > 0:
             w.emit(f"if _env._now >= {self.warmup!r}:")
             w.depth += 1
-        w.emit(f"{vals}({v}); {times}(_env._now); {sessions}(s.serial); {turns}(s.turn_no)")
+        w.emit(f"{vals}({v}); {times}(_env._now); {sessions}(s.sid); {turns}(s.turn_no)")
         if self.warmup > 0:
             w.depth -= 1
 

@@ -341,7 +341,9 @@ class Ps(Stage):
         now = self.env._now
         self._advance(now)
         self._sync(now)
-        _tag, _seq, job = heappop(self.heap)
+        tag, _seq, job = heappop(self.heap)
+        if tag > self.vtime:
+            self.vtime = tag  # the finished job's tag is reached exactly
         self.n -= 1
         self._record(job, now)
         self._changed()
