@@ -145,7 +145,7 @@ class ExprCompiler:
 
     def _Attr(self, e: ir.Attr, scope: Scope) -> str:
         if scope.session is None:
-            raise ValueError(f"attribute {e.name} read without a session")
+            return "0.0"  # no session at this moment (a ps capacity): reads 0
         return f"{scope.session}.{scope.attrs[e.name]}"
 
     def _Ctx(self, e: ir.Ctx, scope: Scope) -> str:
