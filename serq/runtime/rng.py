@@ -110,8 +110,8 @@ _PCG_A = np.array([pow(_PCG_MUL, i, 1 << 64) for i in range(1, 9)], np.uint64)
 _PCG_C = np.array([sum(pow(_PCG_MUL, j, 1 << 64) for j in range(i)) * _PCG_INC & M64
                    for i in range(1, 9)], np.uint64)  # PCG state i+1 = A·x + C
 _BLOCK = 1024         # serials per vectorised block (ChaCha block 0 included)
-_TABLES_MAX = 64      # blocks kept (~0.6 MB each), one per (derivation, seed, turn, kind)
-_tables: dict[tuple, tuple[int, list[int], list[list[int]]]] = {}
+_FACTORIES_MAX = 64   # SessionStreams kept by `session_stream`/`workload_stream`
+_factories: dict[tuple, "SessionStreams"] = {}
 
 
 def _mix_v(z: np.ndarray) -> np.ndarray:
@@ -120,8 +120,8 @@ def _mix_v(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> _V["31"])
 
 
-def _key_block(fn: Callable, s: int, k0: int, t: int, c: int) -> tuple[list, list, list]:
-    """Key seeds, key words and the uniforms of block 0 of serials
+def _key_block(fn: Callable, s: int, k0: int, t: int, c: int) -> tuple[list, list]:
+    """Key seeds and the uniforms of ChaCha block 0 of serials
     `k0 .. k0+_BLOCK-1` (exact)."""
     x = np.arange(k0, k0 + _BLOCK, dtype=np.uint64)
     g = _V["g"]
@@ -136,31 +136,49 @@ def _key_block(fn: Callable, s: int, k0: int, t: int, c: int) -> tuple[list, lis
     xs = (((p >> _V["18"]) ^ p) >> _V["27"]) & _V["m32"]
     rot = p >> _V["59"]
     keys = ((xs >> rot) | (xs << (_V["32"] - rot))) & _V["m32"]
-    return x.tolist(), keys.tolist(), first_block_uniforms(keys)
+    return x.tolist(), first_block_uniforms(keys)
 
 
-def _session_key(fn: Callable, s: int, k: int, t: int, c: int):
-    """Key seed, and key words and block-0 uniforms if precomputed, of the
-    per-session stream `(k, t, c)`."""
-    tid = (fn, s, t, c)
-    entry = _tables.get(tid)
-    if entry is not None:
-        j = k - entry[0]
-        n = len(entry[1])
-        if 0 <= j < n:
-            return entry[1][j], entry[2][j], entry[3][j]
-        if j < 0:                        # behind the block: leave it alone
-            return fn(s, k, t, c), None, None
-        _tables.pop(tid, None)           # re-inserted last: least recently renewed go first
-        if j < n + _BLOCK and k + _BLOCK < 1 << 63:  # just ahead: next block
-            base = k - k % _BLOCK        # aligned, so nearby serials hit in any order
-            seeds, keys, firsts = _key_block(fn, s, base, t, c)
-            _tables[tid] = (base, seeds, keys, firsts)
-            return seeds[k - base], keys[k - base], firsts[k - base]
-    elif len(_tables) >= _TABLES_MAX:
-        _tables.pop(next(iter(_tables)), None)
-    _tables[tid] = (k + 1, [], [], [])   # first (or far) request: probe only
-    return fn(s, k, t, c), None, None
+class SessionStreams:
+    """The per-session streams of one kind `(seed, turn, kind)`, by serial.
+
+    Sessions are created in serial order, so when a serial follows the one
+    asked for before, the key seeds and the first ChaCha block of the next
+    `_BLOCK` serials are computed at once (numpy); any other serial is
+    derived on its own. Either way `factory(serial)` is the stream of §3.2."""
+
+    __slots__ = ("fn", "seed", "turn", "kind", "base", "seeds", "firsts", "last")
+
+    def __init__(self, seed: int, turn: int, kind: int, scheme: str = "0.1.5"):
+        fn = DERIVATIONS.get(scheme)
+        if fn is None:
+            raise ValueError(f"unknown stream scheme {scheme!r}; "
+                             f"expected one of {sorted(DERIVATIONS)}")
+        if not 0 <= turn <= M64:
+            raise ValueError(f"turn {turn} out of range")
+        self.fn = fn
+        self.seed = _check_seed(seed)
+        self.turn = turn
+        self.kind = kind
+        self.base = 0
+        self.seeds: list[int] = []
+        self.firsts: list[list[float]] = []
+        self.last = -2
+
+    def __call__(self, serial: int) -> Stream:
+        j = serial - self.base
+        if 0 <= j < len(self.seeds):
+            self.last = serial
+            return Stream(self.seeds[j], first=self.firsts[j])
+        if not 0 <= serial <= M64:
+            raise ValueError(f"serial {serial} out of range")
+        follows = serial == self.last + 1
+        self.last = serial
+        if follows and serial + _BLOCK < 1 << 63:
+            self.base = base = serial - serial % _BLOCK
+            self.seeds, self.firsts = _key_block(self.fn, self.seed, base, self.turn, self.kind)
+            return Stream(self.seeds[serial - base], first=self.firsts[serial - base])
+        return Stream(self.fn(self.seed, serial, self.turn, self.kind))
 
 
 # ---------------------------------------------------------------------------
@@ -247,7 +265,7 @@ class Stream:
         self._flt: Sequence[float] | None = None
         self._it = _EMPTY                    # attached: uniforms from here on
         self._hi = -1
-        if first is not None and key is not None:
+        if first is not None:
             self._next = 1                   # as if block 0 had been read
             self._size = _FIRST_REFILL << 1
             self._n = 8
@@ -307,6 +325,8 @@ class Stream:
             i = 0
         raw = self._raw
         if raw is None:
+            if self._key is None:
+                self._key = key_words(self.key_seed)
             raw = self._raw = self._src[0](self._key, self._base, self._n)
         self._i = i + 1
         return raw[i]
@@ -374,14 +394,14 @@ def evict_stream(seed: int) -> Stream:
 
 
 def _per_session(scheme: str, seed: int, serial: int, turn: int, kind: int) -> Stream:
-    fn = DERIVATIONS.get(scheme)
-    if fn is None:
-        raise ValueError(f"unknown stream scheme {scheme!r}; "
-                         f"expected one of {sorted(DERIVATIONS)}")
-    if not (0 <= serial <= M64 and 0 <= turn <= M64):
-        raise ValueError(f"serial {serial} / turn {turn} out of range")
-    key_seed, key, first = _session_key(fn, _check_seed(seed), serial, turn, kind)
-    return Stream(key_seed, key=key, first=first)
+    key = (scheme, seed, turn, kind)
+    factory = _factories.pop(key, None)   # re-inserted last: least recently used go first
+    if factory is None:
+        factory = SessionStreams(seed, turn, kind, scheme)
+        if len(_factories) >= _FACTORIES_MAX:
+            _factories.pop(next(iter(_factories)))
+    _factories[key] = factory
+    return factory(serial)
 
 
 def workload_stream(seed: int, serial: int, turn: int, scheme: str = "0.1.5") -> Stream:

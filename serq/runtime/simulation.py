@@ -101,13 +101,22 @@ class Simulation:
             turn_hook=self._turn_code, request_sink="_resp")
         scheme = self.scheme
         seed = self.seed
-        ns.globals["_wstream"] = lambda sid, turn: rngmod.workload_stream(seed, sid, turn, scheme)
+        workload_streams: dict[int, rngmod.SessionStreams] = {}
+
+        def wstream(sid: int, turn: int) -> rngmod.Stream:
+            factory = workload_streams.get(turn)
+            if factory is None:
+                factory = workload_streams[turn] = rngmod.SessionStreams(
+                    seed, turn, rngmod.KIND_WORKLOAD, scheme)
+            return factory(sid)
+
+        ns.globals["_wstream"] = wstream
         self.init_fn = None
         if wl.init:
             wscope = Scope("s", "_w", self.slots)
             pro = ["_w = _wstream(s.sid, 0)"] if _draws(wl.init) else []
             self.init_fn = self.compiler.function("_init", wl.init, wscope, pro)
-        self.session_stream = rngmod.session_stream
+        self.session_streams = rngmod.SessionStreams(seed, 0, rngmod.KIND_SESSION, scheme)
         self.session_draws = prog.session is not None and _draws(prog.session)
         self.body = None
         if prog.session is not None:
@@ -246,7 +255,7 @@ class Simulation:
             self.end_session(s)
             return
         if self.session_draws:
-            s.rng = self.session_stream(self.seed, sid, self.scheme)
+            s.rng = self.session_streams(sid)
         Process(self.env, body(s))
 
     def end_session(self, s: Any) -> None:
