@@ -240,9 +240,122 @@ class RequestEnd(Stmt):
     pos: Optional[Pos] = None
 
 
+@dataclass
+class HoldPool:
+    """One pool of a hold: `P (units) [reserve (r)]`.
+
+    `static` is True when the demand reads no deployment state (only
+    constants and attributes): then the join check of Part 03 §4.2 step 1
+    may reject the session."""
+
+    ref: Ref
+    units: Expr
+    reserve: Optional[Expr] = None
+    static: bool = True
+
+
+@dataclass
+class Lease:
+    """`lease P (t)`: P's allocation outlives the scope for t (Session moment,
+    read at scope end)."""
+
+    ref: Ref
+    duration: Expr
+
+
+@dataclass
+class Hold(Stmt):
+    """`hold P (u) [reserve (r)], … [reuse (ρ)] { body } [cache (ℓ)] [lease P (t)]`.
+
+    `at admission` bindings are already substituted into the header, cache
+    and lease expressions; a binding the body reads is a `Set` at the start
+    of `body` (Part 03 §4.7)."""
+
+    pools: list[HoldPool]
+    body: list[Stmt]
+    reuse: Optional[Expr] = None
+    cache: Optional[Expr] = None
+    lease: Optional[Lease] = None
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Grow(Stmt):
+    """`grow P (d)`: the innermost hold on P grows by d."""
+
+    ref: Ref
+    amount: Expr
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Drop(Stmt):
+    """`drop P`: remove the session's own cache entry from P."""
+
+    ref: Ref
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Release(Stmt):
+    """`release P`: the innermost hold on P releases it, or a lease of P ends."""
+
+    ref: Ref
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Load(Stmt):
+    """`load P (n)`: the innermost hold's position on P advances by n."""
+
+    ref: Ref
+    amount: Expr
+    text: str = ""
+    pos: Optional[Pos] = None
+
+
 # --------------------------------------------------------------------------
 # Declarations
 # --------------------------------------------------------------------------
+
+
+@dataclass
+class Spill:
+    """`spill T via L (w) when (p)` (Evict moment expressions)."""
+
+    tier: Ref
+    link: Ref
+    work: Expr
+    when: Expr
+
+
+@dataclass
+class Pool:
+    """A pool family (Part 03 §2). `size` None for a single pool.
+
+    evict: None for `lru`, else the `evict by` keys (Evict moment, may draw
+    on the evict stream, context size/age/last/waiting).
+    preempt: "none" | "by" (`lifo` is lowered to `by (-admission)` with
+    requeue "head"); preempt_keys at the Victim moment (context decoding,
+    admission, position). queue: None for `fifo`, else the `queue by` keys
+    (Select moment, context waited). admit_via: the step stage serving the
+    queue (a family reference; member pairing per Part 03 §2.3)."""
+
+    name: str
+    size: Optional[int] = None
+    cap: float = float("inf")
+    block: Optional[float] = None
+    evict: Optional[list[Expr]] = None
+    preempt: str = "none"
+    preempt_keys: list[Expr] = field(default_factory=list)
+    requeue: str = "head"
+    queue: Optional[list[Expr]] = None
+    reserve_held: bool = False
+    admit_via: Optional[Ref] = None
+    spill: Optional[Spill] = None
+    pos: Optional[Pos] = None
 
 
 @dataclass
@@ -332,7 +445,7 @@ class Program:
     share: Optional[str] = None
     settings: Settings = field(default_factory=Settings)
     has_requests: bool = False
-    pools: list = field(default_factory=list)
+    pools: list[Pool] = field(default_factory=list)
 
 
 BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed", "new", "out",

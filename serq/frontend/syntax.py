@@ -181,8 +181,52 @@ class SUse(SBase):
     pos: Pos
 
 
+@dataclass
+class SHoldPool:
+    """One pool of a hold header: `P (units) [reserve (r)]`."""
+
+    ref: EName
+    units: Expr
+    reserve: Optional[Expr] = None
+
+
+@dataclass
+class SBinding:
+    """`x = e` of `at admission (…)`."""
+
+    name: str
+    value: Expr
+    pos: Pos
+
+
+@dataclass
+class SHold(SBase):
+    """`hold P (u) [reserve (r)], … [reuse (ρ)] [at admission (…)] { body }
+    [cache (ℓ)] [lease P (t)]` (Part 03 §4.1)."""
+
+    pools: list[SHoldPool]
+    reuse: Optional[Expr]
+    bindings: list[SBinding]
+    body: list["Stmt"]
+    cache: Optional[Expr]
+    lease: Optional[EName]
+    lease_time: Optional[Expr]
+    pos: Pos
+
+
+@dataclass
+class SPoolStmt(SBase):
+    """`grow P (d);`, `load P (n);`, `drop P;` or `release P;` (Part 03 §5);
+    `amount` is None for drop and release."""
+
+    keyword: str
+    ref: EName
+    amount: Optional[Expr]
+    pos: Pos
+
+
 Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
-             SRun, SUse, SMark]
+             SRun, SUse, SMark, SHold, SPoolStmt]
 
 
 # ----------------------------------------------------------------------- items
@@ -226,6 +270,30 @@ class IStage:
     size: Optional[Expr]
     kind: str
     arg: Optional[Expr]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class POption:
+    """One pool option (Part 03 §2.1). `key` is cap, block, evict, preempt,
+    queue, reserve, admit or spill; `form` the variant (`lru`/`by`,
+    `none`/`lifo`/`by`, `fifo`/`by`); `exprs` the value or keys, or the spill
+    work and condition; `refs` the admitting stage, or the spill tier and link."""
+
+    key: str
+    pos: Pos
+    form: str = ""
+    exprs: list = field(default_factory=list)
+    refs: list = field(default_factory=list)
+    requeue: str = "head"
+
+
+@dataclass
+class IPool:
+    name: str
+    size: Optional[Expr]
+    options: list[POption]
     pos: Pos
     name_pos: Pos
 
@@ -309,7 +377,7 @@ class IFnMain:
     close_pos: Pos
 
 
-Item = Union[IUse, ILet, IDef, IStage, IShare, IWorkload, IBlock, ISettings,
+Item = Union[IUse, ILet, IDef, IStage, IPool, IShare, IWorkload, IBlock, ISettings,
              IGauge, IFnMain]
 
 

@@ -84,7 +84,8 @@ class SessionCompiler:
                  attrs: dict[str, str], observe_sink: Callable[[str], tuple[str, ...]],
                  run_request: Callable[[ir.Run, Scope, "_Writer"], str],
                  turn_hook: Callable[["SessionCompiler", "_Writer"], None],
-                 request_sink: Optional[str] = None):
+                 request_sink: Optional[str] = None,
+                 hold_spec: Optional[Callable[[ir.Hold], Any]] = None):
         self.ns = ns
         self.exprs = exprs
         self.warmup = warmup
@@ -93,6 +94,7 @@ class SessionCompiler:
         self.run_request = run_request
         self.turn_hook = turn_hook
         self.request_sink = request_sink
+        self.hold_spec = hold_spec
         hooks = RuntimeHooks(ns.env)
         g = ns.globals
         g["_guard_err"] = hooks.guard_error
@@ -228,6 +230,51 @@ class SessionCompiler:
         w.emit(f"{v} = {self.expr(st.work, scope)}")
         w.emit(f"if not {v} >= 0.0: _amount_err({v}, {st.text or '`run`'!r})")
         w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
+
+    def _pool(self, ref: ir.Ref, scope: Scope, w: _Writer) -> str:
+        obj = self.exprs.ref(ref, scope)
+        if ref.index is not None and not isinstance(ref.index, ir.Num):
+            name = w.fresh("pl")
+            w.emit(f"{name} = {obj}")
+            return name
+        return obj
+
+    def _Hold(self, st: ir.Hold, scope: Scope, w: _Writer) -> None:
+        spec = self.ns.bind(self.hold_spec(st), "hs")
+        pools = [self._pool(hp.ref, scope, w) for hp in st.pools]
+        lease = self._pool(st.lease.ref, scope, w) if st.lease is not None else "None"
+        h, e = w.fresh("h"), w.fresh("e")
+        w.emit(f"{h} = _hold_begin(s, {spec}, [{', '.join(pools)}], {lease})")
+        w.emit(f"if {h} is None: return")
+        w.emit("while True:")
+        w.depth += 1
+        w.emit("try:")
+        w.depth += 1
+        w.emit(f"if not {h}.admitted: yield {h}.event")
+        self.block(st.body, scope, w)
+        w.emit("break")
+        w.depth -= 1
+        w.emit(f"except _Preempted as {e}:")
+        w.emit(f"    if {e}.frame is not {h}: raise")
+        w.emit(f"    if {h}.rejected: return")
+        w.depth -= 1
+        w.emit(f"_hold_end(s, {h})")
+
+    def _Grow(self, st: ir.Grow, scope: Scope, w: _Writer) -> None:
+        pool = self._pool(st.ref, scope, w)
+        g = w.fresh("gr")
+        w.emit(f"{g} = _grow(s, {pool}, {self.expr(st.amount, scope)}, {st.text or '`grow`'!r})")
+        w.emit(f"if {g} is not None: yield {g}")
+
+    def _Load(self, st: ir.Load, scope: Scope, w: _Writer) -> None:
+        pool = self._pool(st.ref, scope, w)
+        w.emit(f"_load(s, {pool}, {self.expr(st.amount, scope)}, {st.text or '`load`'!r})")
+
+    def _Release(self, st: ir.Release, scope: Scope, w: _Writer) -> None:
+        w.emit(f"_release(s, {self._pool(st.ref, scope, w)})")
+
+    def _Drop(self, st: ir.Drop, scope: Scope, w: _Writer) -> None:
+        w.emit(f"_drop(s, {self._pool(st.ref, scope, w)})")
 
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
         w.emit("_rq = _env._now")

@@ -205,6 +205,18 @@ class ExprCompiler:
             return f"float({obj}.busy_count())"
         if fn in ("work", "est_lambda", "est_rho", "est_wait"):
             return f"{obj}.{fn}()"
+        if fn == "used":
+            return f"{obj}.used"
+        if fn == "free":
+            return f"({obj}.cap - {obj}.used)"
+        if fn == "cachedin":
+            if scope.session is None:
+                return "0.0"
+            return f"{obj}.own_entry({scope.session})"
+        if fn == "holders":
+            return f"float(len({obj}.holder_count))"
+        if fn == "queued":
+            return f"float(len({obj}.queue))"
         if fn == "price":
             args = ", ".join(self.expr(a, scope) for a in e.args)
             return f"{obj}.price({args})"

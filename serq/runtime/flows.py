@@ -44,6 +44,10 @@ class SharedStage(Stage):
         """A single-stage run on a shared stage is a flow of one stage."""
         return self.net.start((self,), session, work)
 
+    def cancel(self, job: Job) -> None:
+        """A preempted session's flow leaves every stage it holds."""
+        self.net.remove(job)
+
     def work(self) -> float:
         self.net.sync(self.env._now)
         return sum(f.remaining for f in self.flows)
@@ -85,7 +89,7 @@ class FlowNetwork:
     def start(self, stages: tuple[SharedStage, ...], session: Any, work: float) -> Job:
         now = self.env._now
         self.sync(now)
-        job = Job(self.env, session, work)
+        job = Job(self.env, session, work, stages[0])
         job.remaining = work
         job.rate = 0.0
         job.stages = stages
@@ -153,6 +157,17 @@ class FlowNetwork:
                 if residual[st] <= EPS * st.phi:
                     full.add(st)
             unfrozen = [f for f in unfrozen if not any(st in full for st in f.stages)]
+
+    def remove(self, job: Job) -> None:
+        """Take a flow out unfinished."""
+        now = self.env._now
+        self.sync(now)
+        self.flows.remove(job)
+        for st in job.stages:
+            st._advance(now)
+            st.n -= 1
+            st.flows.remove(job)
+        self._changed()
 
     def _timer(self, ev: Event) -> None:
         self.sim.events += 1

@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 from .. import ir
 
-RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor")
+RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
+                  "preempt_pos", "stuck", "ended", "adm_seq")
 
 
 def attribute_slots(program: ir.Program) -> dict[str, str]:
@@ -32,7 +33,15 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             "    self.serial = float(sid)",
             "    self.rng = None",
             "    self.corpus = None",
-            "    self.cursor = 0"]
+            "    self.cursor = 0",
+            "    self.proc = None",
+            "    self.holds = []",
+            "    self.leases = []",
+            "    self.pending = None",
+            "    self.preempt_pos = {}",
+            "    self.stuck = False",
+            "    self.ended = False",
+            "    self.adm_seq = 0"]
     for slot in slots.values():
         if slot != "serial":
             body.append(f"    self.{slot} = 0.0")

@@ -9,6 +9,7 @@ calendar up to the horizon (or the drain of `arrivals N`) and returns the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from heapq import heappop, heappush
 from typing import Any, Callable, Optional
 
@@ -17,14 +18,17 @@ from simpy.events import Process
 
 from .. import ir
 from ..errors import SimulationError, shortest
-from ..report.model import GaugeRow, Report, Series, StageRow
+from ..report.model import GaugeRow, PoolRow, Report, Series, StageRow
 from ..stats.gauges import GaugeTrace
 from . import rng as rngmod
 from .arrivals import OpenArrivals
 from .codegen import SessionCompiler, _Writer
 from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
 from .flows import FlowNetwork
-from .instant import Instant, timer
+from .holds import HoldManager, Preempted
+from .pools import Pool
+from .poolspec import SpecCompiler, resolve_member
+from .instant import READY, Instant, timer
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
 
@@ -39,7 +43,8 @@ class Simulation:
     derivation ("0.1.5", the default, or "0.1.3")."""
 
     def __init__(self, program: ir.Program, *, policies: Optional[dict[str, type]] = None,
-                 scheme: str = "0.1.5", progress: Optional[ProgressFn] = None):
+                 scheme: str = "0.1.5", progress: Optional[ProgressFn] = None,
+                 check_invariants: bool = False):
         st = program.settings
         if st.horizon is None:
             raise SimulationError("no horizon (run { horizon T; })", 0.0)
@@ -51,7 +56,8 @@ class Simulation:
         self.scheme = scheme
         self.progress = progress
         self.policies = dict(policies or {})
-        self.env = simpy.Environment()
+        self.check_invariants = check_invariants
+        self.env = simpy.Environment(initial_time=0.0)
         self.instant = Instant(self.env)
         # counters of the run line
         self.events = 0
@@ -80,6 +86,21 @@ class Simulation:
         for decl in prog.stages:
             self._make_stage(decl)
         self.slots = attribute_slots(prog)
+        self.pool_list: list[Pool] = []
+        self.specs = SpecCompiler(self.exprs, self.slots)
+        self.evict_rng = rngmod.evict_stream(self.seed)
+        for decl in prog.pools:
+            self._make_pool(decl)
+        self.holds = HoldManager(self)
+        self._resolve_spills(prog)
+        g = ns.globals
+        g["_hold_begin"] = self.holds.begin
+        g["_hold_end"] = self.holds.end
+        g["_grow"] = self.holds.grow
+        g["_load"] = self.holds.load
+        g["_release"] = self.holds.release
+        g["_drop"] = self.holds.drop
+        g["_Preempted"] = Preempted
         self.Session = session_class(self.slots, ns.globals)
         self.series: dict[str, Series] = {}
         for name in prog.observations:
@@ -98,7 +119,7 @@ class Simulation:
         self.compiler = SessionCompiler(
             ns, self.exprs, warmup=self.warmup, attrs=self.slots,
             observe_sink=self._sink, run_request=self._run_target,
-            turn_hook=self._turn_code, request_sink="_resp")
+            turn_hook=self._turn_code, request_sink="_resp", hold_spec=self.specs.hold)
         scheme = self.scheme
         seed = self.seed
         workload_streams: dict[int, rngmod.SessionStreams] = {}
@@ -164,6 +185,30 @@ class Simulation:
             members.append(stage)
         self.stage_list.extend(members)
         self.directory.add("stage", decl.name, members, decl.size is not None)
+
+    def _make_pool(self, decl: ir.Pool) -> None:
+        spec = self.specs.pool(decl, self.evict_rng)
+        cls = self.policies.get(decl.name, Pool)
+        if not (isinstance(cls, type) and issubclass(cls, Pool)):
+            raise SimulationError(
+                f"the policy for `{decl.name}` must subclass serq.runtime.pools.Pool", 0.0)
+        count = decl.size if decl.size is not None else 1
+        members = [cls(self, decl.name, k if decl.size is not None else None, spec)
+                   for k in range(count)]
+        self.pool_list.extend(members)
+        self.directory.add("pool", decl.name, members, decl.size is not None)
+
+    def _resolve_spills(self, prog: ir.Program) -> None:
+        """Bind each member's spill tier and link to runtime objects."""
+        for pool in self.pool_list:
+            sp = pool.spec.spill
+            if sp is None or not isinstance(sp.tier, ir.Ref):
+                continue
+            tier = resolve_member(sp.tier, self.directory.families[("pool", sp.tier.name)],
+                                  pool.index, f"`spill` of `{pool.label}`")
+            link = resolve_member(sp.link, self.directory.families[("stage", sp.link.name)],
+                                  pool.index, f"`spill` of `{pool.label}`")
+            pool.spec = replace(pool.spec, spill=replace(sp, tier=tier, link=link))
 
     def _track_estimates(self) -> None:
         """Online estimates are kept only for stages some expression reads."""
@@ -256,14 +301,21 @@ class Simulation:
             return
         if self.session_draws:
             s.rng = self.session_streams(sid)
-        Process(self.env, body(s))
+        s.proc = Process(self.env, body(s))
 
     def end_session(self, s: Any) -> None:
         """`end;` or the end of the session code (Part 02 §7.5)."""
         now = self.env._now
+        if s.ended:
+            return
+        if self.pool_list:
+            self.holds.end_session(s)
+        s.ended = True
         if now >= self.warmup:
             self.ended += 1
         self._live(-1)
+        if self.pool_list:
+            self.holds.pool_pass()
         wl = self.program.workload
         if wl.arrival == "closed":
             if now != self.replaced_at:
@@ -288,6 +340,8 @@ class Simulation:
         self.live_int = 0.0
         for stage in self.stage_list:
             stage.reset_measurement(now)
+        for pool in self.pool_list:
+            pool.reset_measurement(now)
 
     def run(self) -> Report:
         """Simulate to the horizon (or the drain) and build the report."""
@@ -313,7 +367,10 @@ class Simulation:
         horizon = self.horizon
         gauges = self.gauges
         progress = self.progress
-        simple = not gauges and self.limit is None and progress is None
+        holds = self.holds if self.pool_list else None
+        check = self.check_invariants
+        simple = (not gauges and self.limit is None and progress is None and holds is None
+                  and not check)
         last = 0.0
         tick = 0
         while q:
@@ -341,6 +398,13 @@ class Simulation:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
+            if holds is not None and holds.waiting():
+                # the pool pass of a settle: once no ready session is left
+                if not q or q[0][0] != t or q[0][1] != READY:
+                    holds.pool_pass()
+            if check:
+                for pool in self.pool_list:
+                    pool.check()
         if gauges:
             self._record_gauges(env._now if self.drained is None else self.drained)
 
@@ -387,6 +451,9 @@ class Simulation:
             stage.finish_measurement(end)
             rep.stages.append(StageRow(name=stage.name, index=stage.index,
                                        **stage.row_values(span)))
+        for pool in self.pool_list:
+            pool.finish_measurement(end)
+            rep.pools.append(PoolRow(name=pool.name, index=pool.index, **pool.row_values(span)))
         return rep
 
 
@@ -402,7 +469,7 @@ def _children(node: Any):
         return
     for name in node.__dataclass_fields__:
         value = getattr(node, name)
-        if isinstance(value, (ir.Expr, ir.Stmt, ir.Ref, list)):
+        if isinstance(value, list) or hasattr(value, "__dataclass_fields__"):
             yield value
 
 

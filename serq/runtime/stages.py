@@ -14,7 +14,7 @@ its own job left and the next one started (Part 01 E-3).
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any, Callable, Optional
 
 from simpy.events import Event
@@ -27,9 +27,9 @@ ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 class Job(Event):
     """One run of one session at one stage; succeeds at completion."""
 
-    __slots__ = ("session", "work", "arrival", "start", "tag", "seq")
+    __slots__ = ("session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
 
-    def __init__(self, env: Any, session: Any, work: float):
+    def __init__(self, env: Any, session: Any, work: float, stage: "Stage"):
         self.env = env
         self.callbacks = []
         self._value = None
@@ -38,6 +38,13 @@ class Job(Event):
         self.work = work
         self.arrival = env._now
         self.start = env._now
+        self.stage = stage
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """The session is preempted: its job leaves the stage unfinished."""
+        self.cancelled = True
+        self.stage.cancel(self)
 
 
 class Stage:
@@ -177,19 +184,27 @@ class Delay(Stage):
         now = env._now
         self._advance(now)
         self.n += 1
-        job = Job(env, session, work)
+        job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
         self.in_service.add(job)
         env.schedule(job, CALENDAR, work)
         return job
 
     def _complete(self, job: Job) -> None:
-        now = self.env._now
         self.sim.events += 1
+        if job.cancelled:
+            return
+        now = self.env._now
         self._advance(now)
         self.n -= 1
         self.in_service.discard(job)
         self._record(job, now)
+
+    def cancel(self, job: Job) -> None:
+        """Remove an unfinished job (its completion entry then does nothing)."""
+        self._advance(self.env._now)
+        self.n -= 1
+        self.in_service.discard(job)
 
     def work(self) -> float:
         """Remaining work of the jobs present."""
@@ -221,7 +236,7 @@ class Fifo(Stage):
         env = self.env
         self._advance(env._now)
         self.n += 1
-        job = Job(env, session, work)
+        job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
         if self.busy < self.servers:
             self._start(job)
@@ -237,8 +252,10 @@ class Fifo(Stage):
         env.schedule(job, CALENDAR, job.work)
 
     def _complete(self, job: Job) -> None:
-        now = self.env._now
         self.sim.events += 1
+        if job.cancelled:
+            return
+        now = self.env._now
         self._advance(now)
         self.n -= 1
         self.busy -= 1
@@ -246,6 +263,18 @@ class Fifo(Stage):
         self._record(job, now)
         if self.waiting:
             self._start(self.select_next())
+
+    def cancel(self, job: Job) -> None:
+        """Remove an unfinished job; a freed server takes the next one."""
+        self._advance(self.env._now)
+        self.n -= 1
+        if job in self.in_service:
+            self.in_service.discard(job)
+            self.busy -= 1
+            if self.waiting:
+                self._start(self.select_next())
+        else:
+            self.waiting.remove(job)
 
     def busy_count(self) -> int:
         return self.busy
@@ -300,7 +329,7 @@ class Ps(Stage):
         self._advance(now)
         self._sync(now)
         self.n += 1
-        job = Job(env, session, work)
+        job = Job(env, session, work, self)
         job.tag = self.vtime + work
         job.seq = self.seq
         self.seq += 1
@@ -348,6 +377,16 @@ class Ps(Stage):
         self._record(job, now)
         self._changed()
         fire(job)
+
+    def cancel(self, job: Job) -> None:
+        """Remove an unfinished job from the shared server."""
+        now = self.env._now
+        self._advance(now)
+        self._sync(now)
+        self.heap = [e for e in self.heap if e[2] is not job]
+        heapify(self.heap)
+        self.n -= 1
+        self._changed()
 
     def work(self) -> float:
         """Sum of the remaining work of the jobs present."""

@@ -1,0 +1,325 @@
+"""Pools as custom SimPy resources (spec Part 03): capacity, block rounding,
+the admission queue, growers, the prefix cache, eviction and spill.
+
+Like SimPy's `BaseResource`, a pool keeps its waiting requests (hold frames)
+and exposes its decisions as methods a subclass may override — the policy
+seam:
+
+* `select_candidate()` — which waiting hold is tried next (`queue`);
+* `has_room(units, frame)` — whether `units` more fit (the fit rule);
+* `evict_victim(entries)` — which cache entry loses units next (`evict`);
+* `preempt_victim(candidates)` — which holder a failed growth preempts.
+
+The runtime checks what a policy returns (a victim must be one of the
+candidates, an evicted entry must be cached here) and stops the run with a
+message naming the policy and the method otherwise.
+
+Session-side operations (admission, release, growth, preemption) are in
+`holds.py`; this module only manages the pool's own state.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any, Callable, Optional
+
+from ..errors import SimulationError, shortest
+
+TOL = 1e-9  # capacity tolerance (Part 03 conventions)
+
+
+class CacheEntry:
+    """A cached prefix: `size` units, released at `last` with sequence `rseq`.
+
+    `session` is the owning session object (None for a dead entry); `snap`
+    the attribute snapshot taken at release (read once the owner ended, and
+    always for a dead entry)."""
+
+    __slots__ = ("key", "size", "last", "rseq", "session", "snap")
+
+    def __init__(self, key: Any, size: float, last: float, rseq: int, session: Any,
+                 snap: Any):
+        self.key = key
+        self.size = size
+        self.last = last
+        self.rseq = rseq
+        self.session = session
+        self.snap = snap
+
+    def attrs(self) -> Any:
+        """What attribute reads see: the live session, else the snapshot."""
+        s = self.session
+        if s is not None and not s.ended:
+            return s
+        return self.snap
+
+
+class Pool:
+    """One pool member. `sim` supplies the clock, the run-wide sequence
+    numbers and the evict stream; `spec` is the compiled declaration."""
+
+    kind = "pool"
+
+    def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any):
+        self.sim = sim
+        self.env = sim.env
+        self.name = name
+        self.index = index
+        self.spec = spec
+        self.cap = spec.cap
+        self.block = spec.block
+        self.used = 0.0
+        self.cached = 0.0
+        self.entries: dict[Any, CacheEntry] = {}
+        self.frames: list[Any] = []        # hold frames holding this pool (admission order)
+        self.leases: list[Any] = []        # leases of this pool
+        self.holder_count: dict[Any, int] = {}
+        self.queue: list[Any] = []         # waiting hold frames whose first pool this is
+        self.growers: deque[Any] = deque()
+        # statistics
+        self.warmup = sim.warmup
+        self.t_last = 0.0
+        self.int_used = self.int_cached = self.int_queue = self.int_holders = 0.0
+        self.wait_sum = 0.0
+        self.wait_count = 0
+        self.admissions = 0
+        self.evicted_entries = 0
+        self.evicted_units = 0.0
+        self.preemptions = 0
+        self.spills = 0
+        self.rejected = 0
+        self.stuck = 0
+
+    @property
+    def label(self) -> str:
+        return self.name if self.index is None else f"{self.name}[{self.index}]"
+
+    # -- rounding (Part 03 §3) --------------------------------------------------
+    def ru(self, x: float) -> float:
+        """`x` rounded up to a multiple of the block."""
+        b = self.block
+        return x if b is None else math.ceil(x / b) * b if math.isfinite(x) else x
+
+    def rd(self, x: float) -> float:
+        """`x` rounded down to a multiple of the block."""
+        b = self.block
+        return x if b is None else math.floor(x / b) * b if math.isfinite(x) else x
+
+    # -- time averages ------------------------------------------------------------
+    def touch(self) -> None:
+        """Integrate the averaged quantities up to now (call before a change)."""
+        now = self.env._now
+        dt = now - self.t_last
+        if dt:
+            self.int_used += self.used * dt
+            self.int_cached += self.cached * dt
+            self.int_queue += len(self.queue) * dt
+            self.int_holders += len(self.holder_count) * dt
+            self.t_last = now
+
+    def reset_measurement(self, now: float) -> None:
+        """The warm-up boundary: averages start afresh."""
+        self.touch()
+        self.int_used = self.int_cached = self.int_queue = self.int_holders = 0.0
+
+    def finish_measurement(self, end: float) -> None:
+        self.touch()
+
+    # -- holders ------------------------------------------------------------------
+    def add_holder(self, session: Any) -> None:
+        c = self.holder_count.get(session, 0)
+        self.holder_count[session] = c + 1
+
+    def remove_holder(self, session: Any) -> None:
+        c = self.holder_count.get(session, 0)
+        if c <= 1:
+            self.holder_count.pop(session, None)
+        else:
+            self.holder_count[session] = c - 1
+
+    def reserved(self, exclude: Any = None) -> float:
+        """Σ outstanding reservations of live holds (`reserve held`, §4.6)."""
+        if not self.spec.reserve_held:
+            return 0.0
+        total = 0.0
+        for frame in self.frames:
+            if frame is not exclude:
+                k = frame.pools.index(self)
+                total += max(0.0, frame.req[k] - frame.alloc[k])
+        return total
+
+    # -- policies -------------------------------------------------------------------
+    def has_room(self, units: float, frame: Any = None) -> bool:
+        """Policy: do `units` more fit? (`used + reservations + units ≤ cap`;
+        cached units never count). `frame` is the growing hold, whose own
+        reservation does not count against it, or None for an admission."""
+        return self.used + self.reserved(frame) + units <= self.cap + TOL
+
+    def select_candidate(self) -> Any:
+        """Policy: the waiting hold frame to try next (`queue fifo` / `queue by`).
+
+        Receives nothing (the queue is `self.queue`, preempted holds first);
+        returns one of its frames. Only that frame is tried: if it does not
+        fit, the queue stops (head-of-line blocking)."""
+        keys = self.spec.queue_keys
+        if keys is None:
+            return self.queue[0]
+        now = self.env._now
+        best = None
+        best_key = None
+        for frame in self.queue:
+            if frame.front:
+                return frame
+            key = keys(frame.session, now - frame.enq_time) + (frame.enq_seq,)
+            if best is None or key < best_key:
+                best, best_key = frame, key
+        return best
+
+    def evict_victim(self, entries: list[CacheEntry]) -> CacheEntry:
+        """Policy: the cache entry that loses units next.
+
+        Receives the entries in ascending release sequence (`rseq`); returns
+        one of them. Default: `evict lru` — smallest `(last, rseq)` — or
+        `evict by (keys)` — smallest `(keys…, rseq)`, keys evaluated afresh
+        for every entry before every step (Part 03 §8, Part 07 §4.5)."""
+        keyfn = self.spec.evict_keys
+        if keyfn is None:
+            return min(entries, key=lambda e: (e.last, e.rseq))
+        now = self.env._now
+        best = None
+        best_key = None
+        for e in entries:
+            key = keyfn(e.attrs(), e.size, now - e.last, e.last, self._waiting(e)) + (e.rseq,)
+            if best is None or _lex_less(key, best_key):
+                best, best_key = e, key
+        return best
+
+    def preempt_victim(self, candidates: list[Any]) -> Any:
+        """Policy: the hold frame a failed growth preempts.
+
+        Receives the candidate frames in admission order; returns one of
+        them. Default: smallest victim keys (`preempt by`; `lifo` is
+        `by (-admission)`), ties to the candidate admitted last."""
+        keyfn = self.spec.preempt_keys
+        best = None
+        best_key = None
+        for rank, frame in enumerate(candidates):
+            k = frame.pools.index(self)
+            key = keyfn(frame.session, float(rank), 0.0, frame.pos[k])
+            if best is None or not _lex_less(best_key, key):
+                best, best_key = frame, key
+        return best
+
+    @staticmethod
+    def _waiting(e: CacheEntry) -> float:
+        s = e.session
+        return 1.0 if s is not None and not s.ended and s.pending is not None else 0.0
+
+    # -- the prefix cache -----------------------------------------------------------
+    def own_entry(self, session: Any) -> float:
+        """Units of the session's own live entry (`cachedin`)."""
+        e = self.entries.get(session.sid)
+        return e.size if e is not None else 0.0
+
+    def remove_entry(self, key: Any) -> Optional[CacheEntry]:
+        """Take an entry out of the cache (not an eviction)."""
+        e = self.entries.pop(key, None)
+        if e is not None:
+            self.touch()
+            self.cached -= e.size
+        return e
+
+    def put_entry(self, entry: CacheEntry) -> None:
+        """Insert (or replace) an entry."""
+        self.touch()
+        old = self.entries.pop(entry.key, None)
+        if old is not None:
+            self.cached -= old.size
+        self.entries[entry.key] = entry
+        self.cached += entry.size
+
+    def make_room(self, units: float) -> None:
+        """Evict until `units` more fit next to what is used and cached (§8)."""
+        while self.used + self.cached + units > self.cap + TOL and self.entries:
+            entries = sorted(self.entries.values(), key=lambda e: e.rseq)
+            victim = self.evict_victim(entries)
+            if self.entries.get(victim.key) is not victim:
+                raise SimulationError(
+                    f"policy {type(self).__name__}.evict_victim of pool `{self.label}` "
+                    "returned an entry that is not cached in the pool",
+                    self.env._now)
+            self._evict_piece(victim)
+
+    def _evict_piece(self, e: CacheEntry) -> None:
+        b = self.block
+        piece = e.size if b is None else min(b, e.size)
+        self.touch()
+        e.size -= piece
+        self.cached -= piece
+        self.evicted_units += piece
+        if e.size <= TOL:
+            self.cached -= e.size
+            del self.entries[e.key]
+            self.evicted_entries += 1
+        if self.spec.spill is not None:
+            self.sim.holds.spill(self, e, piece)
+
+    # -- rows -------------------------------------------------------------------------
+    def over_cap(self) -> Optional[tuple[str, float]]:
+        """The head of a queue asking this pool for more than its cap."""
+        for pool in self.sim.pool_list:
+            if pool.queue:
+                frame = pool.queue[0]
+                for k, p in enumerate(frame.pools):
+                    if p is self and frame.need[k] > self.cap + TOL:
+                        return (pool.label, frame.need[k])
+        return None
+
+    def row_values(self, span: float) -> dict[str, Any]:
+        """The report row's fields (Part 03 §11)."""
+        nan = float("nan")
+        growing = len(self.growers)
+        stalled = growing > 0 and all(
+            any(g.session is s for g in self.growers) for s in self.holder_count)
+        return {
+            "mean_used": self.int_used / span, "mean_cached": self.int_cached / span,
+            "mean_queue": self.int_queue / span, "mean_holders": self.int_holders / span,
+            "mean_wait": self.wait_sum / self.wait_count if self.wait_count else nan,
+            "admissions": self.admissions, "evicted_entries": self.evicted_entries,
+            "evicted_units": self.evicted_units, "preemptions": self.preemptions,
+            "spills": self.spills, "rejected": self.rejected, "stuck": self.stuck,
+            "over_cap": self.over_cap(), "growing_at_end": growing,
+            "growing_stalled": stalled,
+        }
+
+    def check(self) -> None:
+        """Invariants after an event (used by `check_invariants`)."""
+        held = sum(f.alloc[f.pools.index(self)] for f in self.frames)
+        held += sum(lease.alloc for lease in self.leases)
+        now = self.env._now
+        if self.used + self.cached > self.cap + 1e-6:
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: used {shortest(self.used)} + cached "
+                f"{shortest(self.cached)} exceeds the cap {shortest(self.cap)}", now)
+        if abs(held - self.used) > 1e-6:
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: the holds hold {shortest(held)} "
+                f"units but {shortest(self.used)} are used", now)
+        cached = sum(e.size for e in self.entries.values())
+        if abs(cached - self.cached) > 1e-6:
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: entries sum to {shortest(cached)} "
+                f"but {shortest(self.cached)} are cached", now)
+
+
+def _lex_less(a: tuple, b: tuple) -> bool:
+    """`a < b` key by key; a comparison involving NaN decides nothing."""
+    for x, y in zip(a, b):
+        if x < y:
+            return True
+        if x > y:
+            return False
+    return False
+
+
+KeyFn = Callable[..., tuple]
