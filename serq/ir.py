@@ -359,6 +359,67 @@ class Pool:
 
 
 @dataclass
+class IterStmt:
+    """Base class of the statements of an `iteration { … }` body (Part 04 §9)."""
+
+
+@dataclass
+class IServe(IterStmt):
+    """`serve [only (p)] [order]`: keys None for admission order."""
+
+    only: Optional[Expr] = None
+    keys: Optional[list[Expr]] = None
+
+
+@dataclass
+class IAdmit(IterStmt):
+    """`admit [only (p)] [while (e)]`."""
+
+    only: Optional[Expr] = None
+    cond: Optional[Expr] = None
+
+
+@dataclass
+class IIf(IterStmt):
+    """`branch (e) { … } [else { … }]` in an iteration body (Plan moment)."""
+
+    guard: Expr
+    then: list[IterStmt]
+    other: list[IterStmt]
+    text: str = ""
+
+
+@dataclass
+class ISet(IterStmt):
+    """`set x = e` on a register (Plan moment)."""
+
+    name: str
+    value: Expr
+
+
+@dataclass
+class Step:
+    """The clauses of a step stage (Part 04 §5).
+
+    serve: "order" (keys: None = admission order, else `by` keys; `decode
+    first` is keys [decoding ? 0 : 1]) or "exclusive" (exclusive prefill);
+    `only` the `serve only (p)` predicate. `iteration` replaces the default
+    procedure `serve; admit while (!preempted);` when given. Registers are
+    (name, initial value) pairs, read as Ctx(name)."""
+
+    cost: Expr
+    budget: Expr = field(default_factory=lambda: Num(float("inf")))
+    chunk: Expr = field(default_factory=lambda: Num(0.0))
+    serve: str = "order"
+    keys: Optional[list[Expr]] = None
+    only: Optional[Expr] = None
+    memory: Optional[Ref] = None
+    granule: Optional[float] = None
+    registers: list[tuple[str, float]] = field(default_factory=list)
+    iteration: Optional[list[IterStmt]] = None
+
+
+@dataclass
 class Stage:
     """A stage family. `size` is None for a single stage, N for `S[N]`.
 
@@ -372,6 +433,7 @@ class Stage:
     servers: int = 1
     capacity: Optional[Expr] = None
     shared: bool = False
+    step: Optional[Step] = None
     pos: Optional[Pos] = None
 
 

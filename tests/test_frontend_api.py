@@ -79,9 +79,8 @@ def test_check_needs_no_horizon():
 
 
 def test_unsupported_constructs_are_refused():
-    for text, word in [("pool kv { cap 4; }", "pool"),
-                       ("device gpu { }", "device"),
-                       ("workload { session { turn; hold kv (1) { } } }", "hold"),
+    for text, word in [("device gpu { }", "device"),
+                       ("engine e on gpu { }", "engine"),
                        ("server { prefill (3); }", "prefill"),
                        ("queue q { }", "queue"),
                        ("claim c : mean(x) < 1;", "claim")]:

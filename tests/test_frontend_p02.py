@@ -179,7 +179,7 @@ def test_p02_branch_with_is_a_bernoulli_draw():
     ("observe x = d;", "unknown name `d`"),
     ("observe x = used(d);", "unknown pool `d`"),
     ("run e (1);", "unknown stage `e`"),
-    ("run d (cost(d, 1)) growing d;", "`growing` belongs to a run on a step stage"),
+    ("run d (cost(d, 1)) growing d;", "unknown pool `d`"),
 ])
 def test_p02_statement_link_errors(stmt, message):
     err = error("let k = 2;\n" + WL + "session { turn; " + stmt + " }", LinkError)

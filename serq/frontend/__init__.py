@@ -37,7 +37,7 @@ def _read(path: str, label: str) -> str:
 def _names_declared(items: list) -> dict[str, S.Item]:
     out: dict[str, S.Item] = {}
     for i in items:
-        if isinstance(i, (S.ILet, S.IDef, S.IStage)):
+        if isinstance(i, (S.ILet, S.IDef, S.IStage, S.IPool)):
             out.setdefault(i.name, i)
     return out
 
@@ -117,14 +117,15 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
 
 def count_blocks(program: ir.Program) -> int:
     """Statement blocks of the kernel program: the session code, non-empty
-    `init`/`turn` blocks, and every branch arm, loop and while body in them."""
+    `init`/`turn` blocks, and every branch arm, loop, while and hold body in
+    them."""
     code = program.workload.init + program.workload.turn + (program.session or [])
     n = (program.session is not None) + bool(program.workload.init) + \
         bool(program.workload.turn)
     for s in ir_stmts(code):
         if isinstance(s, ir.If):
             n += 1 + bool(s.other)
-        elif isinstance(s, (ir.Loop, ir.While)):
+        elif isinstance(s, (ir.Loop, ir.While, ir.Hold)):
             n += 1
     return n
 
@@ -132,7 +133,7 @@ def count_blocks(program: ir.Program) -> int:
 def summary(program: ir.Program) -> str:
     """The `check` line: `OK: P pool(s), S stage(s), A attribute(s), B block(s)`.
 
-    S counts stage declarations (an array is one), A the user attributes,
-    B the statement blocks of `count_blocks`."""
+    P counts pool declarations and S stage declarations (an array is one),
+    A the user attributes, B the statement blocks of `count_blocks`."""
     return (f"OK: {len(program.pools)} pool(s), {len(program.stages)} stage(s), "
             f"{len(program.attributes)} attribute(s), {count_blocks(program)} block(s)")

@@ -119,7 +119,7 @@ class Builder:
         index = self.expr(o.index) if o.index is not None else None
         return S.EName(o.ident, self.pos(o), index, tuple(getattr(o, "fields", ())))
 
-    e_StageRef = e_NameRef
+    e_ResRef = e_NameRef
 
     # ------------------------------------------------------------ statements
     def block(self, o: Any) -> list[S.Stmt]:
@@ -171,6 +171,24 @@ class Builder:
         growing = self.e_NameRef(o.growing) if o.growing is not None else None
         return S.SRun([self.e_NameRef(s) for s in o.stages], o.mode or None,
                       self.expr(o.work), growing, self.pos(o))
+
+    def opt(self, o: Any) -> Optional[S.Expr]:
+        return self.expr(o) if o is not None else None
+
+    def s_HoldStmt(self, o: Any) -> S.Stmt:
+        pools = [S.SHoldPool(self.e_NameRef(h.ref), self.expr(h.units), self.opt(h.reserve))
+                 for h in o.pools]
+        bindings = [S.SBinding(b.ident, self.expr(b.value), self.pos(b)) for b in o.bindings]
+        lease = self.e_NameRef(o.lease) if o.lease is not None else None
+        return S.SHold(pools, self.opt(o.reuse), bindings, self.block(o.body),
+                       self.opt(o.cache), lease, self.opt(o.duration), self.pos(o))
+
+    def pool_stmt(self, o: Any) -> S.Stmt:
+        amount = getattr(o, "amount", None)
+        return S.SPoolStmt(self.tok(o._tx_position).text, self.e_NameRef(o.ref),
+                           self.opt(amount), self.pos(o))
+
+    s_GrowStmt = s_DropStmt = s_ReleaseStmt = s_LoadStmt = pool_stmt
 
     def s_DefUseStmt(self, o: Any) -> S.Stmt:
         return S.SUse(o.fn, [self.expr(a) for a in o.args], self.pos(o))
@@ -227,6 +245,26 @@ class Builder:
         else:
             kd, arg = "delay", None
         return S.IStage(o.ident, size, kd, arg, self.pos(o), self.pos(o, 1))
+
+    def i_PoolDecl(self, o: Any):
+        size = self.opt(o.size)
+        return S.IPool(o.ident, size, [self.pool_option(x) for x in o.options],
+                       self.pos(o), self.pos(o, 1))
+
+    def pool_option(self, o: Any) -> S.POption:
+        k = kind(o)
+        opt = S.POption(o.key, self.pos(o), getattr(o, "form", "") or "")
+        if k in ("CapOpt", "BlockOpt"):
+            opt.exprs = [self.expr(o.value)]
+        elif k in ("EvictOpt", "PreemptOpt", "QueueOpt"):
+            opt.exprs = [self.expr(x) for x in o.keys]
+            opt.requeue = getattr(o, "requeue", "") or "head"
+        elif k == "AdmitViaOpt":
+            opt.refs = [self.e_NameRef(o.stage)]
+        elif k == "SpillOpt":
+            opt.refs = [self.e_NameRef(o.tier), self.e_NameRef(o.link)]
+            opt.exprs = [self.expr(o.work), self.expr(o.when)]
+        return opt
 
     def i_ShareDecl(self, o: Any):
         return S.IShare(o.policy, self.pos(o))

@@ -56,7 +56,7 @@ class Constants:
         """Fold the lets in order; every later use sees the last bindings."""
         env: dict[str, float] = {}
         for item in self.items:
-            if isinstance(item, S.IStage):
+            if isinstance(item, (S.IStage, S.IPool)):
                 self.before[id(item)] = env
             elif isinstance(item, S.ILet):
                 self.res.constants = env
@@ -88,9 +88,9 @@ class Constants:
         self.deps[let.name] = deps
         return value
 
-    def array_size(self, stage: S.IStage) -> float:
-        """The value of a stage's array size: it reads only the constants
-        bound before the declaration, and no override may change it."""
+    def array_size(self, stage: Union[S.IStage, S.IPool]) -> float:
+        """The value of a stage's or pool's array size: it reads only the
+        constants bound before the declaration, and no override may change it."""
         self.check_size_overrides(stage.size)
         self.res.constants = self.before.get(id(stage), self.final)
         try:

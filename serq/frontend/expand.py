@@ -87,6 +87,7 @@ class Expander:
                 self.all_defs.setdefault(item.name, item)
         self.lets = {i.name for i in items if isinstance(i, S.ILet)}
         self.stages = {i.name for i in items if isinstance(i, S.IStage)}
+        self.pools = {i.name for i in items if isinstance(i, S.IPool)}
         self.total = 0
         self.pending: list = []   # expression-definition uses in the statement at hand
         self.spans: dict[str, frozenset] = {}
@@ -142,7 +143,8 @@ class Expander:
             raise self.perr(f"`{d.name}` is a word of the language", d.name_pos)
         if d.name in RESERVED:
             raise self.perr(reserved_message(d.name, "a definition"), d.name_pos)
-        for kind, names in (("constant", self.lets), ("stage", self.stages)):
+        for kind, names in (("constant", self.lets), ("stage", self.stages),
+                            ("pool", self.pools)):
             if d.name in names:
                 raise self.perr(f"`{d.name}` is defined, and is also a {kind}", d.name_pos)
         seen: set[str] = set()
@@ -177,6 +179,9 @@ class Expander:
         if isinstance(item, S.ISettings):
             return dataclasses.replace(item, settings=[(k, self.expr(e), p)
                                                        for k, e, p in item.settings])
+        if isinstance(item, S.IPool):
+            return dataclasses.replace(self.generic(item),
+                                       options=[self.expr(o) for o in item.options])
         return self.generic(item)
 
     def generic(self, node):

@@ -13,7 +13,7 @@ from ..ir import Pos
 from . import syntax as S
 from .build import parse_file_text
 
-ITEM_WORD = {S.IUse: "use", S.ILet: "let", S.IDef: "def", S.IStage: "stage",
+ITEM_WORD = {S.IUse: "use", S.ILet: "let", S.IDef: "def", S.IStage: "stage", S.IPool: "pool",
              S.IShare: "share", S.IWorkload: "workload", S.ISettings: "run",
              S.IGauge: "gauge", S.IFnMain: "fn"}
 
@@ -220,7 +220,7 @@ def read_program(text: str, label: str, path: Optional[str],
 
 def workload_items(lay: Layout, wf: S.SourceFile) -> list:
     """Items of a --workload file (Part 01 §2.8)."""
-    allowed = (S.IUse, S.ILet, S.IDef, S.IStage, S.IWorkload)
+    allowed = (S.IUse, S.ILet, S.IDef, S.IStage, S.IPool, S.IWorkload)
     for item in wf.items:
         if not isinstance(item, allowed):
             raise perr(f"a workload file holds `use`, `let`, `def`, `stage` and `pool` "

@@ -1,7 +1,8 @@
-"""Linking session code (Part 02 §7, Part 04 §3–4): syntax statements become
-kernel IR statements, with the link-time checks of statements: attribute
-targets, constant guards, counts and amounts (Part 01 §7.4), `cost`
-consumers (§4.5), multi-stage runs, and the loop progress rule."""
+"""Linking session code (Part 02 §7, Part 04 §3–4; the pool statements of
+Part 03 are in holds.py): syntax statements become kernel IR statements, with
+the link-time checks of statements: attribute targets, constant guards,
+counts and amounts (Part 01 §7.4), `cost` consumers (§4.5), multi-stage
+runs, and the loop progress rule."""
 from __future__ import annotations
 
 from typing import Optional
@@ -10,6 +11,7 @@ from .. import ir
 from ..errors import LinkError, shortest
 from ..ir import Pos
 from . import syntax as S
+from .holds import HoldFrame, HoldLinker
 from .names import RESERVED, reserved_message
 from .resolve import SESSION, Resolver, fold, whole
 from .show import show
@@ -46,7 +48,7 @@ def passes_time(stmts: list) -> bool:
             return True
         if isinstance(s, ir.If) and passes_time(s.then) and passes_time(s.other):
             return True
-        if isinstance(s, ir.Loop) and passes_time(s.body):
+        if isinstance(s, (ir.Loop, ir.Hold)) and passes_time(s.body):
             return True
     return False
 
@@ -61,13 +63,16 @@ def add_via_notes(e: LinkError, via: tuple) -> None:
             e.notes.append(note)
 
 
-class StatementLinker:
-    """Links the statements of session code at the Session moment."""
+class StatementLinker(HoldLinker):
+    """Links the statements of session code at the Session moment.
+    `leased` names the pools some hold leases (`release` may end a lease)."""
 
-    def __init__(self, res: Resolver):
+    def __init__(self, res: Resolver, leased: Optional[set[str]] = None):
         self.res = res
         self.multi_runs: list[tuple[ir.Run, S.SRun]] = []
         self.shared: set[str] = set()
+        self.holds: list[HoldFrame] = []
+        self.leased = leased or set()
 
     def block(self, stmts: list) -> list[ir.Stmt]:
         return [self.stmt(s) for s in stmts]
@@ -80,6 +85,7 @@ class StatementLinker:
             raise
 
     def expr(self, e: S.Expr) -> ir.Expr:
+        self.check_cached(e)
         return self.res.expr(e, SESSION)
 
     # ---------------------------------------------------------- statements
@@ -166,22 +172,16 @@ class StatementLinker:
             raise res.err(f"`{s.mode}` is a mode of a step stage; `{first.name}` is a "
                           f"{info.kind} stage", at)
         if s.growing is not None:
-            raise res.err("`growing` belongs to a run on a step stage inside a hold",
-                          at, "step stages and pools are not available in this build")
+            self.growing(s.growing)
+            info = res.stages[first.name]
+            raise res.err(f"`growing` belongs to a run on a step stage; `{first.name}` is "
+                          f"a {info.kind} stage", at,
+                          "step stages are not available in this build")
         mark = len(res.cost_marks)
         work = self.expr(s.work)
-        names = {r.name for r in s.stages}
-        for families, _ in res.cost_marks[mark:]:
-            if not names & families:
-                raise res.err("resource use requires its cost type; convert the "
-                              "quantity with cost(resource, expression)", s.pos)
+        res.consumer(mark, {r.name for r in s.stages}, s.pos)
         head = f"run {', '.join(show(r) for r in s.stages)}"
-        k = fold(work)
-        if k is not None and (k != k or k < 0):
-            what = ("the amount is NaN, not a number of units, tokens or seconds"
-                    if k != k else "an amount of units, tokens or seconds is a number, "
-                    "and not negative")
-            raise res.err(f"`{head} ({shortest(k)})`: {what}", at)
+        res.amount(work, head, at)
         run = ir.Run(refs, work, text=f"{head} ({show(s.work)})", pos=s.pos)
         if len(s.stages) > 1:
             self.multi(s, at)

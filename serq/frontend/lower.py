@@ -1,6 +1,7 @@
 """Lowering an expanded program to the kernel IR (`ir.Program`): stages and
-`share`, the workload (arrivals, trace, init/turn blocks, hidden), the
-session code, gauges, observations and attributes."""
+`share`, pools (pools.py), the workload (arrivals, trace, init/turn blocks,
+hidden), the session code (`at admission` bindings first, bindings.py),
+gauges, observations and attributes."""
 from __future__ import annotations
 
 import math
@@ -12,8 +13,10 @@ from ..errors import LinkError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .consts import Constants
+from .bindings import leased_pools, prepare_holds
 from .link import StatementLinker, target_error
 from .names import RESERVED, reserved_message
+from .pools import PoolLowerer, family_size
 from .resolve import GAUGE, PS, RENEWAL, Resolver, StageInfo, fold, whole
 from .shapes import Shaped
 from .trace import read_trace
@@ -49,13 +52,7 @@ class Lowerer:
                 raise res.err(f"duplicate stage `{st.name}`", st.name_pos, notes=[
                     f"`{st.name}` declared at {res.stages[st.name].pos.line}:"
                     f"{res.stages[st.name].pos.col}"])
-            size = None
-            if st.size is not None:
-                n = self.consts.array_size(st)
-                if not whole(n) or n < 1:
-                    raise res.err(f"the array size of `{st.name}` is {shortest(n)}: a size "
-                                  "is a whole number ≥ 1", st.size.pos)
-                size = int(n)
+            size = family_size(res, self.consts, st)
             res.stages[st.name] = StageInfo(st.name, st.kind, size, st.name_pos)
 
     def lower_stages(self) -> None:
@@ -164,7 +161,7 @@ class Lowerer:
 
     # ----------------------------------------------------------------- code
     def code(self) -> None:
-        linker = StatementLinker(self.res)
+        linker = StatementLinker(self.res, leased_pools(self.shaped.session))
         self.program.workload.init = linker.block(self.shaped.init)
         self.program.workload.turn = linker.block(self.shaped.turn)
         if self.shaped.session is not None:
@@ -220,9 +217,14 @@ class Lowerer:
     def run(self) -> ir.Program:
         self.lets()
         self.declare_stages()
+        pools = PoolLowerer(self.res, self.consts, self.of(S.IPool))
+        pools.declare()
+        sh = self.shaped
+        sh.session = prepare_holds(self.res, sh.init, sh.turn, sh.session)
         self.attributes()
         self.workload()
         self.lower_stages()
+        self.program.pools = pools.lower()
         self.code()
         self.observations()
         self.gauges()

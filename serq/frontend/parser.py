@@ -4,8 +4,8 @@
 position of the offending token and a message in the spec's words: "expected
 `;`, found `run`", "expected an expression, found `)`", "unexpected `foo` at
 top level", ...). Constructs that belong to parts of the language this build
-does not implement (pools, holds, queues, serving forms, step stages,
-devices, engines, claims) are refused by a token pre-scan before parsing, so
+does not implement (queues, serving forms, step stages, devices, engines,
+claims) are refused by a token pre-scan before parsing, so
 that the refusal is reported at the construct even when later text would
 not parse.
 """
@@ -29,12 +29,6 @@ GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 # construct keyword -> (what the next token must be, description)
 UNSUPPORTED = {
-    "pool": ("id", "pools (Part 03)"),
-    "hold": ("id", "holds (Part 03)"),
-    "grow": ("id", "`grow` (Part 03)"),
-    "drop": ("id", "`drop` (Part 03)"),
-    "release": ("id", "`release` (Part 03)"),
-    "load": ("id", "`load` (Part 03)"),
     "queue": ("id", "queues (Part 05)"),
     "claim": ("id", "claims (Part 06)"),
     "device": ("id", "devices (Part 04 §11)"),
@@ -96,6 +90,8 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
         elif tok.text in UNSUPPORTED and prev in (";", "{", "}"):
             need, what = UNSUPPORTED[tok.text]
             ok = nxt.kind == "id" or (need == "id(" and nxt.text == "(")
+            if tok.text == "queue" and i + 2 < len(tokens) and tokens[i + 2].text in ("(", ";"):
+                ok = False  # a pool's `queue fifo;` / `queue by (…);` option
             if not ok:
                 continue
         else:
@@ -103,7 +99,7 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
         raise ParseError(f"`{tok.text}` is not available in this build: {what} "
                          "are not implemented",
                          Pos(file, tok.line, tok.col, len(tok.text)), source=text,
-                         help="this build runs stages, runs, workloads and gauges")
+                         help="this build runs stages, runs, pools, holds, workloads and gauges")
 
 
 def rule_names(rules: list[Any]) -> list[str]:

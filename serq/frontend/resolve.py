@@ -1,9 +1,11 @@
 """Name resolution of expressions at a moment (Part 01 §3.5, §4, §5, §6;
-Part 04 §10): syntax expressions become IR expressions; constants are
-folded to numbers, aggregates written out, `cost(…)` removed.
+Part 03 §10; Part 04 §10): syntax expressions become IR expressions;
+constants are folded to numbers, aggregates written out, `cost(…)` removed,
+`blocksize(p)` folded.
 
 A `Moment` says what an expression may read where it is written (session
-code, a ps capacity, a gauge, a renewal gap, a constant position).
+code, a hold's header, a pool's keys, a ps capacity, a gauge, a renewal gap,
+a constant position).
 """
 from __future__ import annotations
 
@@ -38,6 +40,13 @@ GAUGE = Moment("gauge", draws=False, attrs=False, hidden=False)
 RENEWAL = Moment("renewal", attrs=False, observables=False, hidden=False,
                  refuse="renewal arrival may use only constants and sampled distributions")
 CONSTANT = Moment("constant", draws=False, attrs=False, observables=False, hidden=False)
+ADMIT = Moment("admit", draws=False, hidden=False)
+SELECT = Moment("select", draws=False, hidden=False)
+EVICT = Moment("evict", hidden=False)
+VICTIM = Moment("victim", draws=False, hidden=False)
+
+HELP = {"stage": "declare it with `stage NAME : fifo;` (or ps, delay)",
+        "pool": "declare it with `pool NAME { cap N; }`"}
 
 
 @dataclass
@@ -47,6 +56,15 @@ class StageInfo:
     size: Optional[int]
     pos: Pos
     capacity: Optional[float] = None  # a ps stage's constant capacity
+
+
+@dataclass
+class PoolInfo:
+    name: str
+    size: Optional[int]
+    pos: Pos
+    cap: float = math.inf
+    block: Optional[float] = None
 
 
 def fold(e: ir.Expr) -> Optional[float]:
@@ -83,6 +101,7 @@ class Resolver:
     constant_pos: dict = field(default_factory=dict)    # name -> Pos
     attributes: dict = field(default_factory=dict)      # name -> Pos (None: built-in)
     stages: dict = field(default_factory=dict)          # name -> StageInfo
+    pools: dict = field(default_factory=dict)           # name -> PoolInfo
     hidden: set = field(default_factory=set)
     cost_marks: list = field(default_factory=list)      # families named by cost(…)
 
@@ -134,6 +153,9 @@ class Resolver:
             if n in self.stages:
                 raise self.err(f"`{n}[…]` names a stage; read it with an observable such "
                                f"as `queue({n}[…])`", e.pos)
+            if n in self.pools:
+                raise self.err(f"`{n}[…]` names a pool; read it with an observable such "
+                               f"as `used({n}[…])`", e.pos)
             raise self.err(f"unknown name `{n}`", e.pos, "only stages and pools are indexed")
         if n in scope:
             return ir.Num(float(scope[n]))
@@ -207,14 +229,19 @@ class Resolver:
         if m.name == "gauge" and fn == "work":
             raise self.err("a gauge cannot read `work(…)`", pos)
         arg = e.args[0]
-        if not isinstance(arg, S.EName):
+        if not isinstance(arg, S.EName) or arg.fields:
             raise self.err(f"`{fn}` reads a stage or a pool: give its name", pos)
-        if table is not STAGE_OBSERVABLES:
-            what = "pool" if table is POOL_OBSERVABLES else "step stage"
-            raise self.err(f"unknown {what} `{arg.name}`",
+        if table is STEP_OBSERVABLES:
+            raise self.err(f"unknown step stage `{arg.name}`",
                            Pos(arg.pos.file, arg.pos.line, arg.pos.col, len(arg.name)),
-                           f"{what}s are not available in this build")
-        ref = self.ref(arg, m, scope)
+                           "step stages are not available in this build")
+        ref = self.ref(arg, m, scope, kind="stage" if table is STAGE_OBSERVABLES else "pool")
+        if fn == "blocksize":
+            block = self.pools[arg.name].block
+            if block is None:
+                raise self.err(f"`blocksize({arg.name})`: pool `{arg.name}` has no `block`",
+                               ref.pos)
+            return ir.Num(block)
         extra = [self.expr(a, m, scope) for a in e.args[1:]]
         return ir.Observable(fn, ref, extra)
 
@@ -227,7 +254,8 @@ class Resolver:
         for r in e.args[:-1]:
             if not isinstance(r, S.EName) or r.fields:
                 raise self.err("`cost` names a stage or a pool before its quantity", pos)
-            self.ref(r, m, scope, evaluate=False)
+            kind = "pool" if r.name in self.pools and r.name not in self.stages else "stage"
+            self.ref(r, m, scope, evaluate=False, kind=kind)
             families.add(r.name)
         value = e.args[-1]
         mark = len(self.cost_marks)
@@ -257,6 +285,24 @@ class Resolver:
             result = ir.Binary("+", result, t) if e.op == "sum" else ir.Call(e.op, [result, t])
         return result
 
+    # ------------------------------------------------------ amounts, costs
+    def amount(self, value: ir.Expr, head: str, pos: Pos) -> None:
+        """A constant amount must be a number ≥ 0 (Part 01 §7.4); `head` is the
+        statement as written up to the amount, e.g. `run d` or `grow kv`."""
+        k = fold(value)
+        if k is not None and (k != k or k < 0):
+            what = ("the amount is NaN, not a number of units, tokens or seconds"
+                    if k != k else "an amount of units, tokens or seconds is a number, "
+                    "and not negative")
+            raise self.err(f"`{head} ({shortest(k)})`: {what}", pos)
+
+    def consumer(self, mark: int, families: set[str], pos: Pos) -> None:
+        """Every `cost(…)` resolved since `mark` names one of `families` (§4.5)."""
+        for named, _ in self.cost_marks[mark:]:
+            if not families & named:
+                raise self.err("resource use requires its cost type; convert the "
+                               "quantity with cost(resource, expression)", pos)
+
     # ------------------------------------------------------------ constants
     def constant(self, e: S.Expr, what: str, scope: Optional[dict] = None) -> float:
         """The value of a constant position (Part 01 §2.4)."""
@@ -265,35 +311,36 @@ class Resolver:
         return value
 
     # ----------------------------------------------------------- references
-    def ref(self, e: S.EName, m: Moment, scope: dict, evaluate: bool = True) -> ir.Ref:
-        """A stage reference `s` or `s[i]`."""
+    def ref(self, e: S.EName, m: Moment, scope: dict, evaluate: bool = True,
+            kind: str = "stage") -> ir.Ref:
+        """A stage (or, with kind "pool", a pool) reference `s` or `s[i]`."""
         pos = Pos(e.pos.file, e.pos.line, e.pos.col, len(e.name))
-        info = self.stages.get(e.name)
+        table = self.stages if kind == "stage" else self.pools
+        info = table.get(e.name)
         if info is None:
-            raise self.unknown("stage", e.name, pos,
-                               {k: v.pos for k, v in self.stages.items()},
-                               "declare it with `stage NAME : fifo;` (or ps, delay)")
+            raise self.unknown(kind, e.name, pos, {k: v.pos for k, v in table.items()},
+                               HELP[kind])
         if info.size is None:
             if e.index is not None:
                 # as pyserq 0.1.3: a single stage is the one member `s[0]`
                 k = fold(self.expr(e.index, m, scope))
                 if k is None:
-                    raise self.err(f"`{e.name}` is a single stage: its only member is "
+                    raise self.err(f"`{e.name}` is a single {kind}: its only member is "
                                    f"`{e.name}[0]`; a computed index needs an array", pos)
                 if k != 0:
                     raise self.err(f"index {shortest(k)} is out of range for `{e.name}`: "
                                    "a member is 0 … 0", pos)
-            return ir.Ref("stage", e.name, None, pos)
+            return ir.Ref(kind, e.name, None, pos)
         if e.index is None:
             if not evaluate:  # `cost(s, …)` names the whole family
-                return ir.Ref("stage", e.name, None, pos)
-            raise self.err(f"`{e.name}` is an array of {info.size} stages: name one "
+                return ir.Ref(kind, e.name, None, pos)
+            raise self.err(f"`{e.name}` is an array of {info.size} {kind}s: name one "
                            f"member, `{e.name}[i]`", pos)
         if not evaluate:
             try:
                 index = self.expr(e.index, m, scope)
             except LinkError:
-                return ir.Ref("stage", e.name, None, pos)
+                return ir.Ref(kind, e.name, None, pos)
         else:
             index = self.expr(e.index, m, scope)
         k = fold(index)
@@ -305,5 +352,5 @@ class Resolver:
                 raise self.err(f"index {shortest(k)} is out of range for `{e.name}`: a "
                                f"member is 0 … {info.size - 1}", pos)
             index = ir.Num(float(k))
-        return ir.Ref("stage", e.name, index, pos)
+        return ir.Ref(kind, e.name, index, pos)
 

@@ -212,6 +212,7 @@ class SHold(SBase):
     lease: Optional[EName]
     lease_time: Optional[Expr]
     pos: Pos
+    text: str = ""  # the header as written, set before bindings are substituted
 
 
 @dataclass

@@ -75,3 +75,23 @@ def map_exprs(node, fn: Callable):
         elif isinstance(value, list) and value and isinstance(value[0], EXPR_TYPES):
             changes[f.name] = [fn(v) for v in value]
     return dataclasses.replace(node, **changes) if changes else node
+
+
+def first(node, pred: Callable):
+    """The first node under `node` (in source order) for which pred holds, or None."""
+    return next((n for n in nodes(node) if pred(n)), None)
+
+
+def first_draw(node):
+    """The first draw `~d(…)` under `node`, or None."""
+    return first(node, lambda n: isinstance(n, S.EDraw))
+
+
+def first_read(node, names):
+    """The first plain name under `node` that is one of `names`, or None."""
+    return first(node, lambda n: isinstance(n, S.EName) and n.name in names)
+
+
+def first_call(node, fns):
+    """The first call under `node` of a function in `fns`, or None."""
+    return first(node, lambda n: isinstance(n, S.ECall) and n.fn in fns)

@@ -95,6 +95,7 @@ class SessionCompiler:
         self.turn_hook = turn_hook
         self.request_sink = request_sink
         self.hold_spec = hold_spec
+        self.tokens = False
         hooks = RuntimeHooks(ns.env)
         g = ns.globals
         g["_guard_err"] = hooks.guard_error
@@ -278,6 +279,8 @@ class SessionCompiler:
 
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
         w.emit("_rq = _env._now")
+        if self.tokens:
+            w.emit("_rqb(s, _rq)")
 
     def _RequestEnd(self, st: ir.RequestEnd, scope: Scope, w: _Writer) -> None:
         if self.request_sink:

@@ -217,6 +217,8 @@ class ExprCompiler:
             return f"float(len({obj}.holder_count))"
         if fn == "queued":
             return f"float(len({obj}.queue))"
+        if fn == "budget_left":
+            return f"{obj}.budget_left()"
         if fn == "price":
             args = ", ".join(self.expr(a, scope) for a in e.args)
             return f"{obj}.price({args})"

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 from simpy.events import Event
 
 from ..errors import SimulationError, shortest
-from .instant import READY, timer
+from .instant import READY, fire, timer
 from .pools import TOL, CacheEntry, Pool
 
 Fn = Callable[..., Any]
@@ -95,14 +95,19 @@ class HoldFrame:
 
 
 class Growth:
-    """A stalled growth of `amount` on `pool` by `frame` (`preempt none`)."""
+    """A stalled growth of `amount` on `pool` by `frame` (`preempt none`).
 
-    def __init__(self, frame: HoldFrame, pool: Pool, amount: float, event: WaitEvent):
+    A `grow` statement waits on `event`; a step-engine resident (`job`) stays
+    a resident that gets no tokens until the growth is granted."""
+
+    def __init__(self, frame: HoldFrame, pool: Pool, amount: float,
+                 event: Optional[WaitEvent], job: Any = None):
         self.frame = frame
         self.session = frame.session
         self.pool = pool
         self.amount = amount
         self.event = event
+        self.job = job
 
     def cancel(self) -> None:
         try:
@@ -225,7 +230,23 @@ class HoldManager:
             pool.queue.remove(frame)
             self._admit(frame)
 
-    def _admit(self, frame: HoldFrame) -> None:
+    def admit_from(self, pool: Pool) -> bool:
+        """A step stage admits its served pool's candidate, and the admitted
+        session runs at once until it blocks (Part 04 §7 step 5)."""
+        frame = pool.select_candidate()
+        if frame not in pool.queue:
+            raise SimulationError(
+                f"policy {type(pool).__name__}.select_candidate of pool `{pool.label}` "
+                "returned a hold that is not waiting in its queue", self.env._now)
+        self._evaluate(frame)
+        if not all(p.has_room(frame.need[k]) for k, p in enumerate(frame.pools)):
+            return False
+        pool.touch()
+        pool.queue.remove(frame)
+        self._admit(frame, inline=True)
+        return True
+
+    def _admit(self, frame: HoldFrame, inline: bool = False) -> None:
         s = frame.session
         spec = frame.spec
         now = self.env._now
@@ -268,9 +289,12 @@ class HoldManager:
         s.pending = None
         s.holds.append(frame)
         ev = frame.event
-        ev._ok = True
-        ev._value = None
-        self.env.schedule(ev, READY)
+        if inline:
+            fire(ev)
+        else:
+            ev._ok = True
+            ev._value = None
+            self.env.schedule(ev, READY)
 
     def end(self, s: Any, frame: HoldFrame) -> None:
         """Scope end: release (or lease) every pool, then retry (§4.2 step 6)."""
@@ -396,6 +420,8 @@ class HoldManager:
         if pool.spec.preempt == "none":
             return None
         candidates = list(pool.frames)
+        if pool.memory_of:
+            candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
         if not candidates:
             return None
         victim = pool.preempt_victim(candidates)
@@ -404,6 +430,49 @@ class HoldManager:
                 f"policy {type(pool).__name__}.preempt_victim of pool `{pool.label}` "
                 "returned a hold that is not a candidate", self.env._now)
         return victim
+
+    @staticmethod
+    def _resident(s: Any, stages: list[Any]) -> bool:
+        target = s.proc._target if s.proc is not None else None
+        return target is not None and getattr(target, "stage", None) in stages \
+            and target in target.stage.residents
+
+    def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, float]:
+        """Grow a resident's hold to cover `t` more tokens (Part 04 §7 step 4).
+
+        Returns ("ok"|victims preempted, K) with K the position before the
+        chunk, ("stall", 0) when the resident must wait, or ("self", 0) when
+        its owner was preempted."""
+        s = job.session
+        frame, k = self._frame_of(s, job.growing, "growing")
+        pool = job.growing
+        a = frame.alloc[k]
+        pos = frame.pos[k]
+        d = pos + t - a
+        if d <= TOL:
+            return 0, pos
+        need = pool.ru(a + d) - a
+        victims = 0
+        while True:
+            if pool.has_room(need, frame):
+                self._allocate(frame, k, pool, need)
+                return victims, pos
+            victim = self._victim(pool)
+            if victim is None:
+                g = Growth(frame, pool, d, None, job)
+                pool.growers.append(g)
+                job.stall = g
+                return "stall", 0.0
+            self.preempt(victim, pool, None)
+            if victim.session is s:
+                return "self", 0.0
+            victims += 1
+
+    def advance(self, s: Any, pool: Pool, t: float) -> None:
+        """Commit `t` tokens: the innermost hold's position on `pool` advances."""
+        frame, k = self._frame_of(s, pool, "growing")
+        frame.pos[k] += t
+        frame.grown = True
 
     def retry_growers(self, pool: Pool) -> None:
         """Retry stalled growths from the front; the first misfit stops (§7.2)."""
@@ -417,6 +486,10 @@ class HoldManager:
             pool.growers.popleft()
             if need > 0:
                 self._allocate(g.frame, k, pool, need)
+            if g.job is not None:
+                g.job.stall = None
+                g.job.stage.instant.mark(g.job.stage)
+                continue
             ev = g.event
             ev._ok = True
             ev._value = None

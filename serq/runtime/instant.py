@@ -52,6 +52,10 @@ def fire(event: Event, value: Any = None) -> None:
         cb(event)
 
 
+def _order(obj: Any) -> int:
+    return getattr(obj, "order", 0)
+
+
 class Instant:
     """Collects objects to recompute at the end of the current instant."""
 
@@ -72,6 +76,7 @@ class Instant:
     def _fire(self, _ev: Event) -> None:
         self.pending = False
         items, self.dirty = self.dirty, []
+        items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
         for obj in items:
             obj.dirty = False
             obj.end_of_instant()

@@ -76,6 +76,7 @@ class Pool:
         self.holder_count: dict[Any, int] = {}
         self.queue: list[Any] = []         # waiting hold frames whose first pool this is
         self.growers: deque[Any] = deque()
+        self.memory_of: list[Any] = []     # step stages whose `memory` this pool is
         # statistics
         self.warmup = sim.warmup
         self.t_last = 0.0

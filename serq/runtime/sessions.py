@@ -13,7 +13,7 @@ from typing import Any, Optional
 from .. import ir
 
 RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
-                  "preempt_pos", "stuck", "ended", "adm_seq")
+                  "preempt_pos", "stuck", "ended", "adm_seq", "tok")
 
 
 def attribute_slots(program: ir.Program) -> dict[str, str]:
@@ -41,7 +41,8 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             "    self.preempt_pos = {}",
             "    self.stuck = False",
             "    self.ended = False",
-            "    self.adm_seq = 0"]
+            "    self.adm_seq = 0",
+            "    self.tok = None"]
     for slot in slots.values():
         if slot != "serial":
             body.append(f"    self.{slot} = 0.0")

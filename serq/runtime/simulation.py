@@ -25,7 +25,10 @@ from .arrivals import OpenArrivals
 from .codegen import SessionCompiler, _Writer
 from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
 from .flows import FlowNetwork
+from .engine import StepStage
 from .holds import HoldManager, Preempted
+from .schedule import StepCompiler
+from .tokens import TokenLog
 from .pools import Pool
 from .poolspec import SpecCompiler, resolve_member
 from .instant import READY, Instant, timer
@@ -83,9 +86,13 @@ class Simulation:
         self.machine = rngmod.machine_stream(self.seed)
         self.exprs = ExprCompiler(ns, self.directory)
         self.flows = FlowNetwork(self, prog.share) if prog.share else None
-        for decl in prog.stages:
-            self._make_stage(decl)
         self.slots = attribute_slots(prog)
+        self.tokens = TokenLog(self.warmup)
+        self.step_list: list[StepStage] = []
+        self.steps = StepCompiler(self.exprs, self.slots)
+        ns.globals["_machine"] = self.machine
+        for order, decl in enumerate(prog.stages):
+            self._make_stage(decl, order)
         self.pool_list: list[Pool] = []
         self.specs = SpecCompiler(self.exprs, self.slots)
         self.evict_rng = rngmod.evict_stream(self.seed)
@@ -93,6 +100,7 @@ class Simulation:
             self._make_pool(decl)
         self.holds = HoldManager(self)
         self._resolve_spills(prog)
+        self._bind_engines(prog)
         g = ns.globals
         g["_hold_begin"] = self.holds.begin
         g["_hold_end"] = self.holds.end
@@ -110,6 +118,7 @@ class Simulation:
         self.response = Series()
         ns.globals["_end"] = self.end_session
         ns.globals["_resp"] = self._response
+        ns.globals["_rqb"] = self.tokens.begin_request
         wl = prog.workload
         self.trace = None
         if wl.trace is not None:
@@ -120,6 +129,7 @@ class Simulation:
             ns, self.exprs, warmup=self.warmup, attrs=self.slots,
             observe_sink=self._sink, run_request=self._run_target,
             turn_hook=self._turn_code, request_sink="_resp", hold_spec=self.specs.hold)
+        self.compiler.tokens = bool(self.step_list)
         scheme = self.scheme
         seed = self.seed
         workload_streams: dict[int, rngmod.SessionStreams] = {}
@@ -161,13 +171,17 @@ class Simulation:
                 gap=gap, limit=self.limit)
         self._track_estimates()
 
-    def _make_stage(self, decl: ir.Stage) -> None:
+    def _make_stage(self, decl: ir.Stage, order: int) -> None:
         count = decl.size if decl.size is not None else 1
         members: list[Stage] = []
         cls = self.policies.get(decl.name)
+        spec = self.steps.compile(decl.step) if decl.kind == "step" else None
         for k in range(count):
             index = k if decl.size is not None else None
-            if decl.shared:
+            if decl.kind == "step":
+                stage = (cls or StepStage)(self, decl.name, index, spec, self.instant, order)
+                self.step_list.append(stage)
+            elif decl.shared:
                 stage = self.flows.add_stage(decl, index)
             elif decl.kind == "fifo":
                 stage = (cls or Fifo)(self, decl.name, index, decl.servers)
@@ -182,6 +196,7 @@ class Simulation:
                 stage = (cls or Delay)(self, decl.name, index)
             else:
                 raise SimulationError(f"stage kind `{decl.kind}` is not available", 0.0)
+            stage.order = order
             members.append(stage)
         self.stage_list.extend(members)
         self.directory.add("stage", decl.name, members, decl.size is not None)
@@ -209,6 +224,29 @@ class Simulation:
             link = resolve_member(sp.link, self.directory.families[("stage", sp.link.name)],
                                   pool.index, f"`spill` of `{pool.label}`")
             pool.spec = replace(pool.spec, spill=replace(sp, tier=tier, link=link))
+
+    def _bind_engines(self, prog: ir.Program) -> None:
+        """Memory pools of step stages, and the pools each stage admits from."""
+        pools = self.directory.families
+        for decl in prog.stages:
+            if decl.kind != "step" or decl.step.memory is None:
+                continue
+            ref = decl.step.memory
+            for stage in pools[("stage", decl.name)]:
+                mem = resolve_member(ref, pools[("pool", ref.name)], stage.index,
+                                     f"`memory` of `{stage.label}`")
+                stage.memory = mem
+                mem.memory_of.append(stage)
+        for pool in self.pool_list:
+            via = pool.spec.admit_via
+            if via is not None:
+                stage = resolve_member(via, pools[("stage", via.name)], pool.index,
+                                       f"`admit via` of `{pool.label}`")
+                stage.served_pools.append(pool)
+
+    def claims_iteration(self, stage: Any, plan: Any, decoders: int, residents: float,
+                         kv_decode: float, kv_prefill: float) -> None:
+        """An iteration starts (claims over iterations read it)."""
 
     def _track_estimates(self) -> None:
         """Online estimates are kept only for stages some expression reads."""
@@ -249,6 +287,14 @@ class Simulation:
             name = w.fresh("st")
             w.emit(f"{name} = {obj}")
             obj = name
+        if st.mode is not None:
+            grow = "None"
+            if st.growing is not None:
+                grow = self.exprs.ref(st.growing, scope)
+            mode = self.ns.bind(st.mode, "mode")
+            fn = w.fresh("rq")
+            w.emit(f"{fn} = lambda s, w, _o={obj}, _g={grow}: _o.request(s, w, {mode}, _g)")
+            return fn
         return f"{obj}.request"
 
     def _turn_code(self, comp: SessionCompiler, w: _Writer) -> None:
@@ -268,6 +314,8 @@ class Simulation:
 
     def _response(self, s: Any, t0: float) -> None:
         now = self.env._now
+        if s.tok is not None:
+            self.tokens.end_request(s, now)
         if now >= self.warmup:
             r = self.response
             r.values.append(now - t0)
@@ -369,8 +417,10 @@ class Simulation:
         progress = self.progress
         holds = self.holds if self.pool_list else None
         check = self.check_invariants
+        steps = self.step_list
+        instant = self.instant
         simple = (not gauges and self.limit is None and progress is None and holds is None
-                  and not check)
+                  and not check and not steps)
         last = 0.0
         tick = 0
         while q:
@@ -402,6 +452,11 @@ class Simulation:
                 # the pool pass of a settle: once no ready session is left
                 if not q or q[0][0] != t or q[0][1] != READY:
                     holds.pool_pass()
+            if steps and item[1] != 2:
+                for st in steps:  # any event may let an idle engine with work start
+                    if st.running is None and st.last_void and (
+                            st.residents or st.queue_waiting()):
+                        instant.mark(st)
             if check:
                 for pool in self.pool_list:
                     pool.check()
@@ -445,6 +500,9 @@ class Simulation:
             rep.observes[name] = series
         self.response.turns[:] = [int(t) for t in self.response.turns]
         rep.client["response"] = self.response
+        self.tokens.finish()
+        TokenLog.series(self.tokens.ttft, rep.client["ttft"])
+        TokenLog.series(self.tokens.tpot, rep.client["tpot"])
         for name, _fn, trace in self.gauges:
             rep.gauges[name] = GaugeRow.from_trace(trace, self.warmup, end)
         for stage in self.stage_list:

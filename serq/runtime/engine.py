@@ -1,0 +1,392 @@
+"""The step engine: continuous batching (spec Part 04 §5–§9, §12).
+
+A step stage is a resource whose residents are runs measured in tokens.
+Once an instant has settled (no other event due now), an idle stage with
+work attempts an iteration: it serves residents in its serve order (a
+decode takes one token, a prefill up to `chunk`, until the budget is spent),
+grows their holds first (which may preempt), admits from the pools that
+name it in `admit via`, evaluates `cost`, and schedules the iteration's end,
+where the tokens are applied. The policy seam: `serving_order(residents,
+plan)` and `plan_iteration(plan)` are methods a subclass may override.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+from simpy.events import Event
+
+from ..errors import SimulationError, shortest
+from ..stats.gauges import LogHistogram
+from .instant import CALENDAR, READY, Instant
+from .stages import Job, Stage
+
+EPS = 1e-9
+
+
+class StepJob(Job):
+    """A run on a step stage: `mode` prefill/decode, `remaining` tokens."""
+
+    __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall")
+
+
+class Plan:
+    """The state of one iteration attempt (Plan/Step moments read it)."""
+
+    def __init__(self, budget: float, chunk: float):
+        self.budget = budget
+        self.chunk = chunk
+        self.left = budget
+        self.served: set[StepJob] = set()
+        self.assign: list[tuple[StepJob, float, float]] = []  # (job, tokens, K)
+        self.tokens = 0.0
+        self.prefilled = 0.0
+        self.attention = 0.0
+        self.admitted = 0
+        self.preempted = 0
+        self.stop = False          # a grower preempted itself: the pass ended
+        self.no_admit = False      # exclusive prefill / granule wait
+
+
+class StepStage(Stage):
+    """A `step { … }` stage member."""
+
+    kind = "step"
+
+    def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any,
+                 instant: Instant, order: int):
+        super().__init__(sim, name, index)
+        self.spec = spec
+        self.instant = instant
+        self.order = order
+        self.dirty = False
+        self.residents: list[StepJob] = []
+        self.running: Optional[tuple] = None
+        self.registers: dict[str, float] = dict(spec.registers)
+        self.memory: Any = None
+        self.served_pools: list[Any] = []
+        self.admit_left: Optional[float] = None
+        self.plan: Optional[Plan] = None
+        self.last_void = False
+        self.seq = 0
+        # statistics
+        self.iterations = 0
+        self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed
+        self.int_decodes = 0.0
+        self.cur_cls = -1
+        self.cur_decodes = 0
+        self.batch_count = 0
+        self.batch_decodes = 0.0
+        self.batch_time = 0.0
+        self.itl = LogHistogram()
+        self.itl_sum = 0.0
+        self.itl_n = 0
+
+    # -- time averages --------------------------------------------------------------
+    def _advance(self, now: float) -> None:
+        dt = now - self.t_last
+        if dt:
+            if self.n:
+                self.int_n += self.n * dt
+                self.int_busy += dt
+            if self.cur_cls >= 0:
+                self.cls_time[self.cur_cls] += dt
+                self.int_decodes += self.cur_decodes * dt
+            self.t_last = now
+
+    def reset_measurement(self, now: float) -> None:
+        super().reset_measurement(now)
+        self.cls_time = [0.0, 0.0, 0.0]
+        self.int_decodes = 0.0
+
+    # -- residents ------------------------------------------------------------------------
+    def request(self, session: Any, work: float, mode: str = "prefill",
+                growing: Any = None) -> StepJob:
+        """A run of `work` tokens joins the residents (Part 04 §5 order)."""
+        env = self.env
+        self._advance(env._now)
+        job = StepJob(env, session, work, self)
+        job.mode = mode
+        job.remaining = work
+        job.growing = growing
+        job.stall = None
+        job.joined = env._now
+        adm = session.adm_seq if session is not None and session.adm_seq else math.inf
+        job.adm = adm
+        res = self.residents
+        k = len(res)
+        while k > 0 and res[k - 1].adm > adm:
+            k -= 1
+        res.insert(k, job)
+        self.n += 1
+        self.instant.mark(self)
+        return job
+
+    def cancel(self, job: StepJob) -> None:
+        """A resident leaves unfinished (its owner was preempted or ended)."""
+        self._advance(self.env._now)
+        if job in self.residents:
+            self.residents.remove(job)
+            self.n -= 1
+        if self.plan is not None:
+            self.plan.assign = [a for a in self.plan.assign if a[0] is not job]
+        if self.running is not None:
+            self.running[0][:] = [a for a in self.running[0] if a[0] is not job]
+        if job.stall is not None:
+            job.stall.cancel()
+        if job.session is not None:
+            self.sim.tokens.preempted(job.session, self)
+
+    def queue_waiting(self) -> bool:
+        return any(p.queue for p in self.served_pools)
+
+    # -- moments ---------------------------------------------------------------------------
+    def totals(self, jobs: Optional[list[StepJob]] = None) -> tuple[float, float, float, float]:
+        """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents)."""
+        jobs = self.residents if jobs is None else jobs
+        dec = kvd = kvp = 0.0
+        mem = self.memory
+        for j in jobs:
+            held = self._held(j.session, mem) if mem is not None else 0.0
+            if j.mode == "decode":
+                dec += 1
+                kvd += held
+            else:
+                kvp += held
+        return float(len(self.residents)), dec, kvd, kvp
+
+    @staticmethod
+    def _held(s: Any, pool: Any) -> float:
+        if s is None:
+            return 0.0
+        total = 0.0
+        for frame in s.holds:
+            for k, p in enumerate(frame.pools):
+                if p is pool:
+                    total += frame.alloc[k]
+        return total
+
+    def _want(self, job: StepJob, chunk: float) -> float:
+        if job.mode == "decode":
+            return min(1.0, job.remaining)
+        if chunk > 0:
+            return min(job.remaining, chunk)
+        return job.remaining
+
+    def _budget_chunk(self) -> tuple[float, float]:
+        res, dec, kvd, kvp = self.totals()
+        R = self.registers
+        b = self.spec.budget(res, dec, kvd, kvp, R)
+        c = self.spec.chunk(res, dec, kvd, kvp, R)
+        return b, c
+
+    def budget_left(self) -> float:
+        """`budget_left(S)` (Part 04 §7.1)."""
+        if self.admit_left is not None:
+            return self.admit_left
+        b, c = self._budget_chunk()
+        want = sum(self._want(j, c) for j in self.residents)
+        return max(0.0, b - want)
+
+    def _serve_ctx(self, job: StepJob) -> tuple:
+        res, dec, kvd, kvp = self.totals()
+        return (job.session, 1.0 if job.mode == "decode" else 0.0,
+                job.adm if job.adm < math.inf else float(1 << 62), job.remaining,
+                res, dec, kvd, kvp, self.registers)
+
+    # -- policy seam --------------------------------------------------------------------------
+    def serving_order(self, keys: Optional[Callable[..., tuple]]) -> list[StepJob]:
+        """Policy: the residents in serving order (`serve admission`/`by`).
+
+        Receives the compiled keys (None: admission order); returns the
+        residents, each once. Ties keep admission order (stable sort)."""
+        if keys is None:
+            return list(self.residents)
+        return sorted(self.residents, key=lambda j: keys(*self._serve_ctx(j)))
+
+    # -- the iteration ------------------------------------------------------------------------
+    def end_of_instant(self) -> None:
+        """The instant has settled: attempt an iteration if idle with work."""
+        if self.running is None and (self.residents or self.queue_waiting()):
+            self.attempt()
+
+    def attempt(self) -> None:
+        """Plan an iteration (§7); start it unless it schedules nothing."""
+        saved = dict(self.registers)
+        b, c = self._budget_chunk()
+        plan = self.plan = Plan(b, c)
+        try:
+            self.spec.body(self, plan)
+        finally:
+            self.plan = None
+            self.admit_left = None
+        if not plan.assign and not plan.preempted:
+            if not plan.admitted:
+                self.registers = saved
+            self.last_void = True
+            return
+        self.last_void = False
+        self._start(plan)
+
+    def _start(self, plan: Plan) -> None:
+        now = self.env._now
+        jobs = [a[0] for a in plan.assign]
+        res, dec, kvd, kvp = self.totals(jobs)
+        decoders = sum(1 for j in jobs if j.mode == "decode")
+        cost = self.spec.cost(plan.tokens, float(decoders), plan.prefilled, res, kvd, kvp,
+                              plan.attention, self.registers)
+        if not cost > 0 and plan.tokens > 0 or cost != cost:
+            raise SimulationError(
+                f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
+                "schedules tokens lasts a positive time", now)
+        cost = max(cost, 0.0)
+        self.iterations += 1
+        for job, t, _k in plan.assign:
+            if job.growing is not None and job.session is not None:
+                self.sim.holds.advance(job.session, job.growing, t)
+        self._advance(now)
+        has_pre = plan.prefilled > 0
+        has_dec = decoders > 0
+        self.cur_cls = -1 if not plan.assign else (2 if has_pre and has_dec else
+                                                   0 if has_pre else 1)
+        self.cur_decodes = decoders
+        if decoders and now >= self.warmup:
+            self.batch_count += 1
+            self.batch_decodes += decoders
+            self.batch_time += cost
+        self.sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
+        assign = list(plan.assign)
+        ev = Event(self.env)
+        ev._ok = True
+        ev._value = None
+        ev.callbacks.append(self._end)
+        self.running = (assign, ev)
+        self.env.schedule(ev, CALENDAR, cost)
+
+    def _end(self, _ev: Event) -> None:
+        self.sim.events += 1
+        now = self.env._now
+        self._advance(now)
+        assign, _e = self.running
+        self.running = None
+        self.cur_cls = -1
+        self.cur_decodes = 0
+        tokens = self.sim.tokens
+        done: list[StepJob] = []
+        for job, t, _k in assign:
+            job.remaining -= t
+            s = job.session
+            if job.mode == "decode" and s is not None:
+                tokens.token(s, self, True, now)
+            if job.remaining <= EPS:
+                done.append(job)
+        for job in done:
+            self.residents.remove(job)
+            self.n -= 1
+            self._record(job, now)
+            if job.mode == "prefill" and job.session is not None:
+                tokens.token(job.session, self, False, now)
+            job._ok = True
+            job._value = None
+            self.env.schedule(job, READY)
+        self.instant.mark(self)
+
+    def _record(self, job: Job, now: float) -> None:
+        if now >= self.warmup:
+            self.completed += 1
+            self.service_sum += now - job.joined
+
+    def add_gap(self, gap: float) -> None:
+        """An inter-token gap ending on this stage after warm-up."""
+        self.itl.add(gap)
+        self.itl_sum += gap
+        self.itl_n += 1
+
+    # -- serving one resident (§7 steps 3–4) ----------------------------------------------------
+    def serve_one(self, job: StepJob, plan: Plan) -> None:
+        """Give `job` its tokens in `plan`, growing its hold first."""
+        plan.served.add(job)
+        if job.stall is not None:
+            return
+        want = self._want(job, plan.chunk)
+        t = min(want, plan.left)
+        g = self.spec.granule
+        if job.mode == "prefill" and g is not None and t < job.remaining:
+            t = math.floor(t / g) * g if math.isfinite(g) else 0.0
+            if t <= 0:
+                plan.no_admit = True
+                return
+        if t <= 0:
+            return
+        k = 0.0
+        if job.growing is not None and job.session is not None:
+            outcome, k = self.sim.holds.engine_grow(job, t, self)
+            if outcome == "self":
+                plan.preempted += 1
+                plan.stop = True
+                return
+            if outcome == "stall":
+                return
+            plan.preempted += outcome  # victims other than the owner
+        plan.assign.append((job, t, k))
+        plan.left -= t
+        plan.tokens += t
+        if job.mode == "prefill":
+            plan.prefilled += t
+            plan.attention += t * (k + t / 2.0)
+
+    def serve_pass(self, plan: Plan, only: Optional[Callable], keys: Optional[Callable],
+                   among: Optional[set] = None) -> None:
+        """`serve [only (p)] [order]`: residents not yet served, in order."""
+        skipped: set = set()
+        while plan.left > 0 and not plan.stop:
+            nxt = None
+            for job in self.serving_order(keys):
+                if job in plan.served or job in skipped:
+                    continue
+                if among is not None and job not in among:
+                    continue
+                nxt = job
+                break
+            if nxt is None:
+                return
+            if only is not None and only(*self._serve_ctx(nxt)) == 0:
+                skipped.add(nxt)
+                continue
+            self.serve_one(nxt, plan)
+
+    def admit_one(self, plan: Plan, left: Optional[float] = None) -> Optional[list[StepJob]]:
+        """Admit one waiting hold from the served pools (§7 step 5); returns
+        the newcomers (None when nothing was admitted)."""
+        for pool in self.served_pools:
+            if not pool.queue:
+                continue
+            self.admit_left = plan.left if left is None else left
+            try:
+                before = set(self.residents)
+                if not self.sim.holds.admit_from(pool):
+                    return None
+            finally:
+                self.admit_left = None
+            plan.admitted += 1
+            return [j for j in self.residents if j not in before]
+        return None
+
+    def row_values(self, span: float) -> dict[str, Any]:
+        nan = float("nan")
+        row = super().row_values(span)
+        row["mean_wait"] = 0.0 if self.completed else nan
+        idle = (self.running is None and self.last_void
+                and bool(self.residents or self.queue_waiting()))
+        row.update({
+            "iterations": self.iterations,
+            "prefill_only": self.cls_time[0] / span, "decode_only": self.cls_time[1] / span,
+            "mixed": self.cls_time[2] / span, "mean_decodes": self.int_decodes / span,
+            "mean_decode_batch": self.batch_decodes / self.batch_count if self.batch_count else nan,
+            "mean_decode_step": self.batch_time / self.batch_count if self.batch_count else nan,
+            "mean_itl": self.itl_sum / self.itl_n if self.itl_n else nan,
+            "itl_p50": self.itl.quantile(0.5) if self.itl_n else nan,
+            "itl_p99": self.itl.quantile(0.99) if self.itl_n else nan,
+            "idle_with_work": idle,
+        })
+        return row

@@ -1,0 +1,143 @@
+"""The token model of requests and turns (spec Part 06 §4, §6.2, Part 04 §12).
+
+Tokens are the decode tokens (ends of iterations that scheduled one) and
+the prefill completions of a session's runs on step stages. A prefill
+completion continues the sequence when the previous token was a decode, or
+when the session was preempted on the previous token's stage since; else
+it starts a new sequence, replacing the earlier tokens. Requests give the
+client series `ttft`/`tpot`; turns give each stage's inter-token gaps.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class _Sequence:
+    """One token sequence: first and last token, count, what came last."""
+
+    __slots__ = ("first", "last", "count", "prev_decode", "prev_stage", "preempted")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.first = 0.0
+        self.last = 0.0
+        self.count = 0
+        self.prev_decode = False
+        self.prev_stage: Any = None
+        self.preempted: set = set()
+
+    def token(self, stage: Any, decode: bool, t: float) -> bool:
+        """Add a token; returns whether it continues the sequence."""
+        cont = self.count > 0 and (decode or self.prev_decode
+                                   or self.prev_stage in self.preempted)
+        if cont:
+            self.count += 1
+        else:
+            self.first = t
+            self.count = 1
+        self.last = t
+        self.prev_decode = decode
+        self.prev_stage = stage
+        self.preempted.clear()
+        return cont
+
+
+class TokenState:
+    """A session's request and turn sequences, and its pending gaps."""
+
+    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active")
+
+    def __init__(self) -> None:
+        self.request = _Sequence()
+        self.turn = _Sequence()
+        self.turn_no = -1.0
+        self.gaps: list[tuple[Any, float, float]] = []
+        self.req_start = 0.0
+        self.active = False
+
+
+class TokenLog:
+    """Feeds the client series and the stages' inter-token statistics."""
+
+    def __init__(self, warmup: float):
+        self.warmup = warmup
+        self.states: list[TokenState] = []
+        # client series as (time, order, session, turn, value)
+        self.ttft: list[tuple] = []
+        self.tpot: list[tuple] = []
+        self.order = 0
+
+    def state(self, s: Any) -> TokenState:
+        st = s.tok
+        if st is None:
+            st = s.tok = TokenState()
+            self.states.append(st)
+        return st
+
+    def begin_request(self, s: Any, now: float) -> None:
+        st = self.state(s)
+        st.request.reset()
+        st.req_start = now
+        st.active = True
+
+    def end_request(self, s: Any, now: float) -> None:
+        """Record ttft and tpot of the request that ends now."""
+        st = self.state(s)
+        st.active = False
+        seq = st.request
+        self.order += 1
+        turn = int(s.turn_no)
+        if seq.count >= 1 and seq.first >= self.warmup:
+            self.ttft.append((seq.first, self.order, s.sid, turn, seq.first - st.req_start))
+        if seq.count >= 2 and seq.last >= self.warmup:
+            self.tpot.append((seq.last, self.order, s.sid, turn,
+                              (seq.last - seq.first) / (seq.count - 1)))
+
+    def token(self, s: Any, stage: Any, decode: bool, t: float) -> None:
+        """A token of session `s` on `stage` at time `t`."""
+        st = self.state(s)
+        if st.active:
+            st.request.token(stage, decode, t)
+        if s.turn_no != st.turn_no:
+            self.flush(st)
+            st.turn_no = s.turn_no
+            st.turn.reset()
+        prev = st.turn.last
+        if st.turn.token(stage, decode, t):
+            st.gaps.append((stage, t - prev, t))
+        else:
+            st.gaps.clear()
+
+    def preempted(self, s: Any, stage: Any) -> None:
+        """The session was preempted while resident at `stage`."""
+        st = s.tok
+        if st is not None:
+            st.request.preempted.add(stage)
+            st.turn.preempted.add(stage)
+
+    def flush(self, st: TokenState) -> None:
+        """A turn's sequence is final: its gaps go to their stages."""
+        for stage, gap, t in st.gaps:
+            if t >= self.warmup:
+                stage.add_gap(gap)
+        st.gaps.clear()
+
+    def finish(self) -> None:
+        """The run ends: every pending turn is final."""
+        for st in self.states:
+            self.flush(st)
+
+    @staticmethod
+    def series(rows: list[tuple], target: Any) -> None:
+        """Fill a report Series from rows, in time-stamp order."""
+        for t, _o, sid, turn, value in sorted(rows, key=lambda r: (r[0], r[1])):
+            target.times.append(t)
+            target.sessions.append(sid)
+            target.turns.append(turn)
+            target.values.append(value)
+
+
+def first_or_none(x: Optional[float]) -> Optional[float]:
+    return x

@@ -1,0 +1,970 @@
+"""Part 03 (pools and holds) worked examples end to end, plus the pool rows of
+Part 06 (§1 program D, §5.4 W-3, §9.5 growing_*, §10 text report).
+
+Every expected number names the spec section it comes from. Part 03 §12's
+numbers are pyserq 0.1.3's (seed 1, warm-up 0); each program below was run
+again in pyserq 0.1.3 (seed 1) while writing this file and printed exactly
+the numbers asserted here — a number marked "verified 0.1.3" is one the spec
+does not print but the reference did (same program, horizon and seed). The
+§9.5 growing cases were verified in pyserq 0.1.5 (fn main text, seed 1);
+0.1.3 does not report `growing_*`.
+
+Observations are compared as `(session serial, time, value)` triples, in
+recording order (Part 06 §2), times and values to a relative 1e-9.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import serq
+from serq.errors import LinkError
+from serq.report.json_report import to_dict
+
+from e2e_util import assert_close, run
+from oracle import requires, run_reference
+
+# ---------------------------------------------------------------- helpers
+
+
+def obs(rep, name):
+    """`(serial, time, value)` of every sample of `name`, in recording order."""
+    s = rep.observes[name]
+    return [(int(k), t, v) for v, t, k in zip(s.values, s.times, s.sessions)]
+
+
+def assert_obs(rep, name, expected, what=""):
+    """The samples of `name` are exactly `expected` ((serial, time, value)
+    triples; serials exact, times and values to 1e-9)."""
+    got = obs(rep, name)
+    ok = len(got) == len(expected) and all(
+        g[0] == e[0] and math.isclose(g[1], e[1], rel_tol=1e-9, abs_tol=1e-12)
+        and math.isclose(g[2], e[2], rel_tol=1e-9, abs_tol=1e-12)
+        for g, e in zip(got, expected))
+    assert ok, f"{what} observe {name}: got {got}, expected {expected}"
+
+
+def assert_values(rep, name, expected, what=""):
+    """`(serial, value)` pairs of `name` in recording order."""
+    got = [(k, v) for k, _, v in obs(rep, name)]
+    ok = len(got) == len(expected) and all(
+        g[0] == e[0] and math.isclose(g[1], e[1], rel_tol=1e-9, abs_tol=1e-12)
+        for g, e in zip(got, expected))
+    assert ok, f"{what} observe {name}: got {got}, expected {expected}"
+
+
+def pool(rep, name, index=None):
+    row = rep.pool(name, index)
+    assert row is not None, f"no pool row {name}[{index}] in {[p.label for p in rep.pools]}"
+    return row
+
+
+def assert_pool(row, what="", **expected):
+    """Every named field of a PoolRow: counts exactly, numbers to 1e-9, a
+    `None` mean_wait is NaN (JSON null), `over_cap` as a tuple."""
+    for field, exp in expected.items():
+        got = getattr(row, field)
+        where = f"{what} pool {row.label}.{field}"
+        if field == "over_cap":
+            if exp is None:
+                assert got is None, f"{where}: {got!r} != None"
+            else:
+                assert got is not None and got[0] == exp[0] and math.isclose(got[1], exp[1]), \
+                    f"{where}: {got!r} != {exp!r}"
+        elif exp is None:
+            assert got is None or (isinstance(got, float) and math.isnan(got)), \
+                f"{where}: {got!r} != null"
+        elif isinstance(exp, bool):
+            assert got is exp or got == exp, f"{where}: {got!r} != {exp!r}"
+        elif field in ("admissions", "evicted_entries", "preemptions", "spills", "rejected",
+                       "stuck", "growing_at_end"):
+            assert got == exp, f"{where}: {got!r} != {exp!r}"
+        else:
+            assert_close(got, exp, what=where)
+
+
+def json_pool(rep, name, index=None):
+    for p in to_dict(rep)["pools"]:
+        if p["name"] == name and p["index"] == index:
+            return p
+    raise AssertionError(f"no JSON pool row {name}[{index}]")
+
+
+# ---------------------------------------------------------------- P-1
+
+P1 = """
+pool mem { cap 10; QUEUE }
+stage svc : delay;
+workload { arrive batch(3);
+  init { set u = serial == 0 ? 6 : serial == 1 ? 5 : 2; set d = serial == 0 ? 5 : 1; }
+  session { request; } }
+server { hold mem (u) { observe admitted = now; run svc (d); } observe done = now; }
+"""
+
+
+def test_p03_p1_head_of_line_blocking():
+    rep = run(P1.replace("QUEUE", ""), horizon=20)  # Part 03 §12 P-1, horizon 20
+    # §12 P-1: admitted = (0, 0), (1, 5), (2, 5); done = 5, 6, 6
+    assert_obs(rep, "admitted", [(0, 0, 0), (1, 5, 5), (2, 5, 5)])
+    assert_obs(rep, "done", [(0, 5, 5), (1, 6, 6), (2, 6, 6)])
+    # §12 P-1: mean_used 1.85, mean_queue 0.5, mean_holders 0.35, mean_wait 3.3333, admissions 3
+    assert_pool(pool(rep, "mem"), "P-1", mean_used=1.85, mean_queue=0.5, mean_holders=0.35,
+                mean_wait=10 / 3, admissions=3,
+                # verified 0.1.3: no cache, no eviction, nothing else counted
+                mean_cached=0, evicted_entries=0, evicted_units=0, preemptions=0, spills=0,
+                rejected=0, stuck=0, over_cap=None)
+
+
+def test_p03_p1_queue_by_u():
+    rep = run(P1.replace("QUEUE", "queue by (u);"), horizon=20)  # §12 P-1 with `queue by (u);`
+    # §12 P-1: admitted (2, 0), (1, 0), (0, 1)
+    assert_obs(rep, "admitted", [(2, 0, 0), (1, 0, 0), (0, 1, 1)])
+    # verified 0.1.3 (seed 1): done (2,1) (1,1) (0,6); waits 0, 0, 1
+    assert_obs(rep, "done", [(2, 1, 1), (1, 1, 1), (0, 6, 6)])
+    assert_pool(pool(rep, "mem"), "P-1 queue by", mean_used=1.85, mean_queue=0.05,
+                mean_holders=0.35, mean_wait=1 / 3, admissions=3)
+
+
+# ---------------------------------------------------------------- P-2
+
+P2 = """
+pool mem { cap 10; block 4; }
+stage svc : delay;
+workload { arrive batch(3);
+  init { set u = serial == 0 ? 5 : 1; set r = serial == 1 ? 6 : 0; }
+  session { request; } }
+server {
+  hold mem (u) reserve (r) { observe admitted = now; observe usedin = used(mem);
+                             run svc (serial == 0 ? 4 : 1); }
+  observe done = now;
+}
+"""
+
+
+def test_p03_p2_reserve_and_block_rounding():
+    rep = run(P2, horizon=20)
+    # §12 P-2: admitted = 0, 4, 4; usedin = 8, 8, 8; done = 4, 5, 5
+    assert_obs(rep, "admitted", [(0, 0, 0), (1, 4, 4), (2, 4, 4)])
+    assert_obs(rep, "usedin", [(0, 0, 8), (1, 4, 8), (2, 4, 8)])
+    assert_obs(rep, "done", [(0, 4, 4), (1, 5, 5), (2, 5, 5)])
+    # §12 P-2: mean_wait 2.6667 (waits 0, 4, 4); verified 0.1.3 (horizon 20): mean_used 2,
+    # mean_queue 0.4, mean_holders 0.3, admissions 3
+    assert_pool(pool(rep, "mem"), "P-2", mean_wait=8 / 3, mean_used=2, mean_queue=0.4,
+                mean_holders=0.3, admissions=3, mean_cached=0)
+
+
+# ---------------------------------------------------------------- P-3
+
+P3_REJECT = """
+pool mem { cap 10; block 4; }
+stage svc : delay;
+workload { arrive batch(3);
+  init { set u = serial == 0 ? 9 : serial == 1 ? 11 : 2; }
+  session { request; } }
+server { hold mem (u) { observe admitted = now; run svc (1); } observe done = now; }
+"""
+
+P3_CONSTANT = """
+pool mem { cap 10; block 4; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server { hold mem (11) { run svc (1); } }
+"""
+
+P3_OVER_CAP = """
+pool mem { cap 10; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server { hold mem (4 + queued(mem) * 100) { run svc (1); } }
+"""
+
+
+def test_p03_p3_rejection():
+    rep = run(P3_REJECT, horizon=20)
+    # §12 P-3: units 9, 11, 2 on cap 10 block 4: ru(9) = 12 > 10 and ru(11) = 12 > 10 are
+    # rejected at the join, the third runs: rejected 2, ended 3, admissions 1
+    row = pool(rep, "mem")
+    assert_pool(row, "P-3", rejected=2, admissions=1, over_cap=None)
+    assert rep.ended == 3
+    # verified 0.1.3: only session 2 is admitted (at 0) and done at 1; mean_used 0.2
+    # (4 units for 1 time unit over 20), mean_holders 0.05, mean_wait 0
+    assert_obs(rep, "admitted", [(2, 0, 0)])
+    assert_obs(rep, "done", [(2, 1, 1)])
+    assert_pool(row, "P-3", mean_used=0.2, mean_holders=0.05, mean_queue=0, mean_wait=0)
+
+
+def test_p03_p3_constant_demand_above_cap_is_link_error():
+    # §12 P-3: "A constant `hold mem (11)` on that pool does not link" (§4.2 step 1, §13);
+    # pyserq 0.1.3 refuses it at compile time too ("waits for 11 units (12 in blocks of 4),
+    # more than its cap 10")
+    with pytest.raises(LinkError) as info:
+        serq.load(None, source=textwrap.dedent(P3_CONSTANT), horizon=20)
+    msg = str(info.value)
+    assert "mem" in msg
+
+
+def test_p03_p3_over_cap():
+    rep = run(P3_OVER_CAP, horizon=20)
+    # §12 P-3: the head sees queued(mem) = 2 and needs 204 for ever: admissions 0,
+    # mean_queue 2, over_cap {"queue": "mem", "need": 204}; nothing rejected
+    row = pool(rep, "mem")
+    assert_pool(row, "P-3 over_cap", admissions=0, mean_queue=2, rejected=0,
+                over_cap=("mem", 204), mean_wait=None, mean_used=0)
+    assert json_pool(rep, "mem")["over_cap"] == {"queue": "mem", "need": 204}  # §11, §9.5
+    assert rep.ended == 0  # verified 0.1.3: both sessions still waiting
+
+
+# ---------------------------------------------------------------- P-4
+
+P4 = """
+pool kv { cap 100; block 4; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server {
+  hold kv (10) { run svc (1); } cache (7);
+  observe c_after1 = cachedin(kv);
+  hold kv (20) { observe c2 = cached; run svc (1); } cache (18);
+  observe c_after2 = cachedin(kv);
+  hold kv (20) reuse (9) { observe c3 = cached; run svc (1); } cache (0);
+  observe c_after3 = cachedin(kv);
+  hold kv (5) { observe c4 = cached; run svc (1); } cache (30);
+  observe c_after4 = cachedin(kv);
+  hold kv (5) { run svc (1); }
+  observe c_after5 = cachedin(kv);
+  drop kv;
+  observe c_after6 = cachedin(kv);
+}
+"""
+
+P4_TWO_POOLS = """
+pool kv { cap 100; block 4; }
+pool kv2 { cap 100; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server {
+  hold kv (10), kv2 (3) { observe c1 = cached; run svc (1); } cache (12);
+  observe k1 = cachedin(kv); observe k2 = cachedin(kv2);
+  hold kv (10), kv2 (3) { observe c2 = cached; run svc (1); } cache (12);
+  observe k1b = cachedin(kv); observe k2b = cachedin(kv2);
+}
+"""
+
+
+def test_p03_p4_prefix_cache_of_one_session():
+    rep = run(P4, horizon=20)
+    # §12 P-4 (horizon 20): c_after1 4, c2 4, c_after2 16, c3 8, c_after3 0, c4 0,
+    # c_after4 8, c_after5 8, c_after6 0 (times verified 0.1.3: one hold per time unit)
+    assert_obs(rep, "c_after1", [(0, 1, 4)])
+    assert_obs(rep, "c2", [(0, 1, 4)])
+    assert_obs(rep, "c_after2", [(0, 2, 16)])
+    assert_obs(rep, "c3", [(0, 2, 8)])
+    assert_obs(rep, "c_after3", [(0, 3, 0)])
+    assert_obs(rep, "c4", [(0, 3, 0)])
+    assert_obs(rep, "c_after4", [(0, 4, 8)])
+    assert_obs(rep, "c_after5", [(0, 5, 8)])
+    assert_obs(rep, "c_after6", [(0, 5, 0)])
+    # §12 P-4: mean_used 3.4, mean_cached 7.6 (the dead 8 units stay), admissions 5, no eviction
+    assert_pool(pool(rep, "kv"), "P-4", mean_used=3.4, mean_cached=7.6, admissions=5,
+                evicted_entries=0, evicted_units=0,
+                mean_holders=0.25, mean_queue=0, mean_wait=0)  # verified 0.1.3
+    # report order of the series: first appearance (Part 06 §2)
+    assert list(rep.observes) == ["c_after1", "c2", "c_after2", "c3", "c_after3", "c4",
+                                  "c_after4", "c_after5", "c_after6"]
+
+
+def test_p03_p4_two_pool_hold():
+    rep = run(P4_TWO_POOLS, horizon=20)
+    # §12 P-4: `hold kv (10), kv2 (3) {…} cache (12);` keeps 12 in kv (block 4, allocation 12)
+    # and 3 in kv2; the next such hold sees cached = 12 (the larger of the two consumptions)
+    assert_obs(rep, "c1", [(0, 0, 0)])
+    assert_obs(rep, "k1", [(0, 1, 12)])
+    assert_obs(rep, "k2", [(0, 1, 3)])
+    assert_obs(rep, "c2", [(0, 1, 12)])
+    assert_obs(rep, "k1b", [(0, 2, 12)])  # verified 0.1.3
+    assert_obs(rep, "k2b", [(0, 2, 3)])  # verified 0.1.3
+    # verified 0.1.3 (horizon 20): kv mean_used 1.2, mean_cached 10.8; kv2 mean_used 0.3,
+    # mean_cached 2.7; both count 2 admissions; kv2 is never a first pool: mean_wait null
+    assert_pool(pool(rep, "kv"), "P-4 two pools", mean_used=1.2, mean_cached=10.8,
+                admissions=2, mean_wait=0)
+    assert_pool(pool(rep, "kv2"), "P-4 two pools", mean_used=0.3, mean_cached=2.7,
+                admissions=2, mean_wait=None)
+
+
+# ---------------------------------------------------------------- P-5
+
+P5 = """
+pool kv { cap 20; block 2; EVICT }
+stage svc : delay;
+workload { arrive batch(4); session { request; } }
+server {
+  branch (serial < 3) {
+    run svc (serial);
+    hold kv (6) { run svc (1); } cache (6);
+    run svc (10 - serial);
+    hold kv (6) { observe found = cached; run svc (1); } cache (6);
+  } else {
+    run svc (4);
+    hold kv (10) { observe used_at_d = used(kv); run svc (1); }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("evict, found", [
+    # §12 P-5: evict lru: all of A (3 blocks) and one tail block of B go: A 0, B 4, C 6
+    ("evict lru;", (0, 4, 6)),
+    # §12 P-5: `evict by (-last);` (newest first): A 6, B 4, C 0
+    ("evict by (-last);", (6, 4, 0)),
+    # §12 P-5: `evict by (serial == 1 ? 0 : 1);`: B loses all 6, then A one block: A 4, B 0, C 6
+    ("evict by (serial == 1 ? 0 : 1);", (4, 0, 6)),
+], ids=["lru", "newest_first", "serial_key"])
+def test_p03_p5_lru_eviction_block_by_block(evict, found):
+    rep = run(P5.replace("EVICT", evict), horizon=30)  # §12 P-5, horizon 30
+    # §12 P-5: "At 11: found …" (all three at t = 11)
+    assert_obs(rep, "found", [(0, 11, found[0]), (1, 11, found[1]), (2, 11, found[2])], evict)
+    # §12 P-5: at 4 D needs 10 units (0 + 18 + 10 > 20) — it is admitted at 4 and sees 10 used
+    assert_obs(rep, "used_at_d", [(3, 4, 10)], evict)
+    # §12 P-5: evicted_entries 1, evicted_units 8, mean_cached 14.3333 (horizon 30); verified
+    # 0.1.3: the same for all three orders, admissions 7, mean_used 1.5333
+    assert_pool(pool(rep, "kv"), evict, evicted_entries=1, evicted_units=8,
+                mean_cached=43 / 3, admissions=7, mean_used=23 / 15, preemptions=0)
+
+
+# ---------------------------------------------------------------- P-6
+
+P6 = """
+pool kv { cap 20; evict by (waiting, size); }
+pool gate { cap 1; }
+stage svc : delay;
+workload { arrive batch(4); session { request; } }
+server {
+  run svc (serial);
+  branch (serial < 3) {
+    hold kv (serial == 0 ? 4 : serial == 1 ? 6 : 8) { run svc (1); } cache (20);
+    branch (serial == 0) { hold gate (1) { run svc (10); } }
+    else { run svc (serial == 1 ? 2 : 10); hold gate (1) { run svc (1); } }
+    observe kept = cachedin(kv);
+  } else {
+    run svc (2);
+    hold kv (10) { run svc (1); }
+  }
+}
+"""
+
+
+def test_p03_p6_waiting_as_eviction_key():
+    rep = run(P6, horizon=40)  # §12 P-6, horizon 40
+    # §12 P-6: B (6 units) waits in gate's queue (key (1, 6)); A (0, 4) and C (0, 8) go first:
+    # kept A 0, B 6, C 0 (times verified 0.1.3: 11, 12, 14)
+    assert_obs(rep, "kept", [(0, 11, 0), (1, 12, 6), (2, 14, 0)])
+    # §12 P-6: evicted_units 12; verified 0.1.3: evicted_entries 2, admissions 4
+    assert_pool(pool(rep, "kv"), "P-6", evicted_units=12, evicted_entries=2, admissions=4)
+    # verified 0.1.3: gate admits 3 holds, mean_wait 7/3
+    assert_pool(pool(rep, "gate"), "P-6", admissions=3, mean_wait=7 / 3)
+
+
+# ---------------------------------------------------------------- P-7
+
+P7 = """
+pool kv { cap 10; block 2; evict lru; spill host via link (size * 0.5) when (size >= 2); }
+pool host { cap HOSTCAP; }
+stage link : fifo(1);
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) {
+    hold kv (6) { run svc (1); } cache (6);
+    run svc (5);
+    observe in_kv = cachedin(kv);
+    observe in_host = cachedin(host);
+  } else {
+    run svc (2);
+    hold kv (9) { run svc (1); }
+  }
+}
+"""
+
+
+def test_p03_p7_spill_to_a_tier():
+    rep = run(P7.replace("HOSTCAP", "100"), horizon=30)  # §12 P-7, horizon 30
+    # §12 P-7: at 6: in_kv 0, in_host 6
+    assert_obs(rep, "in_kv", [(0, 6, 0)])
+    assert_obs(rep, "in_host", [(0, 6, 6)])
+    # §12 P-7: kv spills 3, evicted_entries 1, evicted_units 6
+    assert_pool(pool(rep, "kv"), "P-7", spills=3, evicted_entries=1, evicted_units=6,
+                admissions=2, mean_cached=0.2)  # mean_cached verified 0.1.3 (6 units on [1,2))
+    # §12 P-7: link completed 3, mean_wait 1, mean_service 1
+    link = rep.stage("link")
+    assert link.completed == 3
+    assert_close(link.mean_wait, 1, what="link.mean_wait")
+    assert_close(link.mean_service, 1, what="link.mean_service")
+    # §12 P-7: host mean_cached 5.6 (the units are in the tier at once, from t = 2)
+    assert_pool(pool(rep, "host"), "P-7", mean_cached=5.6, mean_used=0, admissions=0,
+                spills=0, evicted_units=0, mean_wait=None)
+
+
+def test_p03_p7_spill_tier_makes_room_first():
+    # Spec README "two deliberate departures" and Part 03 §9 step 3 / §14 "Spill tier
+    # capacity": a tier makes room for the piece before it accepts it, so a 4-unit tier never
+    # holds more than 4. pyserq 0.1.3 gives in_host 6 here (checked); this expectation is the
+    # spec's, derived by hand: pieces 2 and 2 fill the tier; the third (2) evicts the tier's
+    # only entry (session 0's 4 units, no block: whole entry), then a new 2-unit entry is made.
+    rep = run(P7.replace("HOSTCAP", "4"), horizon=30)
+    assert_obs(rep, "in_host", [(0, 6, 2)])
+    assert_obs(rep, "in_kv", [(0, 6, 0)])
+    assert_pool(pool(rep, "kv"), "P-7 tier cap 4", spills=3, evicted_entries=1,
+                evicted_units=6)
+    assert_pool(pool(rep, "host"), "P-7 tier cap 4", evicted_entries=1, evicted_units=4,
+                mean_cached=2 * 28 / 30)
+
+
+# ---------------------------------------------------------------- P-8
+
+P8 = """
+pool mem { cap 10; preempt lifo; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold mem (serial == 0 ? 6 : 3) {
+    observe adm = now; observe comp = computed;
+    run svc (1);
+    grow mem (serial == 0 ? 3 : 0);
+    observe grown_at = now;
+    run svc (serial == 0 ? 4 : 2);
+  } cache (10);
+  observe done = now;
+}
+"""
+
+P8_NONE = """
+pool mem { cap 10; block 2; preempt none; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold mem (serial == 0 ? 6 : 3) {
+    observe adm = now;
+    run svc (1);
+    grow mem (serial == 0 ? 3 : 1);
+    observe grown_at = now;
+    run svc (1);
+  }
+  observe done = now;
+}
+"""
+
+
+def test_p03_p8_preempt_lifo_without_engine():
+    rep = run(P8, horizon=20)  # §12 P-8 (no horizon given; 20 verified in 0.1.3)
+    # §12 P-8: adm (0,0), (1,0), (1,5); grown_at (0,1), (1,6)
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 0, 0), (1, 5, 5)])
+    assert_obs(rep, "grown_at", [(0, 1, 1), (1, 6, 6)])
+    # §12 P-8: session 1 is preempted at position 0: computed 0 at its re-admission
+    assert_obs(rep, "comp", [(0, 0, 0), (1, 0, 0), (1, 5, 0)])
+    # §12 P-8: session 0 done at 5, session 1 re-admitted at 5 and done at 8
+    assert_obs(rep, "done", [(0, 5, 5), (1, 8, 8)])
+    # §12 P-8: mean_wait 1.3333 (waits 0, 0, 4); preemptions 1; evicted_units 9 (session 0's
+    # cached 9 are evicted by session 1's re-admission); verified 0.1.3: evicted_entries 1,
+    # admissions 3, stuck 0; horizon 20: mean_used 2.7, mean_cached 1.8, mean_queue 0.2,
+    # mean_holders 0.45
+    assert_pool(pool(rep, "mem"), "P-8", mean_wait=4 / 3, preemptions=1, evicted_units=9,
+                evicted_entries=1, admissions=3, stuck=0, mean_used=2.7, mean_cached=1.8,
+                mean_queue=0.2, mean_holders=0.45)
+
+
+def test_p03_p8_preempt_none_deadlock():
+    rep = run(P8_NONE, horizon=30)  # §12 P-8 variant, horizon 30
+    # §12 P-8: both growths fail at 1 and wait for each other for ever: no done observed,
+    # mean_used 10, mean_holders 2 over horizon 30
+    assert obs(rep, "done") == []
+    assert obs(rep, "grown_at") == []
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 0, 0)])  # verified 0.1.3
+    row = pool(rep, "mem")
+    assert_pool(row, "P-8 none", mean_used=10, mean_holders=2, admissions=2, preemptions=0,
+                mean_wait=0)
+    # Part 06 §9.5: both holders wait to grow here — a growth deadlock (verified 0.1.5,
+    # fn main text, seed 1: growing_at_end 2, growing_stalled true)
+    assert_pool(row, "P-8 none", growing_at_end=2, growing_stalled=True)
+    assert rep.ended == 0
+    # §13: a growth deadlock is not an error; the run simply makes no progress
+
+
+# ---------------------------------------------------------------- P-9
+
+P9 = """
+pool P { cap 100; }
+pool Q { cap 100; block 4; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold P (10) { run svc (1); } cache (10) lease P (serial == 0 ? 5 : inf);
+  observe used_after = used(P);  observe cached_after = cachedin(P);
+  run svc (2);
+  branch (serial == 1) {
+    hold Q (12) { run svc (1); load Q (7); release P;
+                  observe p_used = used(P); observe p_cached = cachedin(P); } cache (20);
+    observe q_cached = cachedin(Q);
+  } else {
+    run svc (5);
+    observe p0_used = used(P); observe p0_cached = cachedin(P);
+  }
+}
+"""
+
+
+def test_p03_p9_leases_and_load():
+    rep = run(P9, horizon=20)  # §12 P-9 (horizon 20 verified in 0.1.3)
+    # §12 P-9: used_after 20 for both (leases keep their units), cached_after 0
+    assert_obs(rep, "used_after", [(0, 1, 20), (1, 1, 20)])
+    assert_obs(rep, "cached_after", [(0, 1, 0), (1, 1, 0)])
+    # §12 P-9: session 1's release P ends its lease at 4: p_used 10, p_cached 10
+    assert_obs(rep, "p_used", [(1, 4, 10)])
+    assert_obs(rep, "p_cached", [(1, 4, 10)])
+    # §12 P-9: after load Q (7) the Q hold keeps rd(min(20, 7)) = 4
+    assert_obs(rep, "q_cached", [(1, 4, 4)])
+    # §12 P-9: session 0's lease expires at 6: at 8 p0_used 0, p0_cached 10
+    assert_obs(rep, "p0_used", [(0, 8, 0)])
+    assert_obs(rep, "p0_cached", [(0, 8, 10)])
+    # verified 0.1.3 (horizon 20): P mean_used 5, mean_cached 15, mean_holders 0.5,
+    # admissions 2; Q mean_used 0.6, mean_cached 3.2, admissions 1
+    assert_pool(pool(rep, "P"), "P-9", mean_used=5, mean_cached=15, mean_holders=0.5,
+                admissions=2, evicted_units=0)
+    assert_pool(pool(rep, "Q"), "P-9", mean_used=0.6, mean_cached=3.2, mean_holders=0.05,
+                admissions=1)
+
+
+# ---------------------------------------------------------------- P-10
+
+P10 = """
+pool slot { cap 1; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3, serial); }
+stage gate : delay;
+stage svc : fifo(1);
+workload { arrive batch(6);
+  init { set arrive = serial == 0 ? 0 : serial == 1 ? 0 : serial == 2 ? 1 : serial == 3 ? 2 : 3;
+         set prompt = serial == 1 || serial == 5 ? 500 : 100;
+         set immediate = serial == 4; }
+  session { request; } }
+server { run gate (arrive); hold slot (1) { observe admitted = now; run svc (serial == 0 ? 4 : 1); } }
+"""
+
+
+def test_p03_p10_queue_by_with_aging():
+    rep = run(P10, horizon=20)  # §12 P-10 (horizon 20 verified in 0.1.3)
+    # §12 P-10: admission order and times: 0 at 0, 4 at 4, 1 at 5, 5 at 6, 2 at 7, 3 at 8
+    assert_obs(rep, "admitted", [(0, 0, 0), (4, 4, 4), (1, 5, 5), (5, 6, 6), (2, 7, 7),
+                                 (3, 8, 8)])
+    # verified 0.1.3: waits 0, 1, 5, 3, 6, 6 (joins at 0, 3, 0, 3, 1, 2): mean_wait 3.5,
+    # admissions 6, mean_queue 1.05
+    assert_pool(pool(rep, "slot"), "P-10", mean_wait=3.5, admissions=6, mean_queue=1.05,
+                mean_used=0.45, mean_holders=0.45)
+
+
+# ---------------------------------------------------------------- P-11
+
+P11 = """
+pool mem { cap 10; HELD }
+stage svc : delay;
+workload { arrive batch(3); session { request; } }
+server {
+  run svc (serial);
+  branch (serial == 0) {
+    hold mem (2) reserve (6) { observe adm = now; run svc (3); grow mem (4);
+                               observe grown = now; run svc (3); }
+  } else {
+    hold mem (serial == 1 ? 3 : 2) { observe adm = now; run svc (5); }
+  }
+  observe done = now;
+}
+"""
+
+
+def test_p03_p11_reserve_held():
+    rep = run(P11.replace("HELD", "reserve held;"), horizon=20)  # §12 P-11 (horizon 20)
+    # §12 P-11: adm 0, 1, 6; grown 3 (inside its own reservation); done (1,6), (0,6), (2,11)
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 1, 1), (2, 6, 6)])
+    assert_obs(rep, "grown", [(0, 3, 3)])
+    assert_obs(rep, "done", [(1, 6, 6), (0, 6, 6), (2, 11, 11)])
+    # verified 0.1.3: session 2 waits 4 (enqueued at 2): mean_wait 4/3, mean_used 2.45
+    assert_pool(pool(rep, "mem"), "P-11 held", mean_wait=4 / 3, admissions=3,
+                mean_used=2.45, mean_queue=0.2, mean_holders=0.8)
+
+
+def test_p03_p11_without_reserve_held():
+    rep = run(P11.replace("HELD", ""), horizon=20)
+    # §12 P-11: without reserve held: adm 0, 1, 2; grown 6 (the growth waits, preempt none);
+    # done (1,6), (2,7), (0,9)
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 1, 1), (2, 2, 2)])
+    assert_obs(rep, "grown", [(0, 6, 6)])
+    assert_obs(rep, "done", [(1, 6, 6), (2, 7, 7), (0, 9, 9)])
+    # verified 0.1.3: no waiting admissions, mean_used 2.75
+    assert_pool(pool(rep, "mem"), "P-11 not held", mean_wait=0, admissions=3,
+                mean_used=2.75, mean_queue=0, mean_holders=0.95, growing_at_end=0,
+                growing_stalled=False)
+
+
+# ---------------------------------------------------------------- P-12
+
+P12 = """
+pool P { cap 10; }
+stage s : delay;
+workload { arrive batch(2); session { request; } }
+server { hold P (6) { run s (2); } cache (6) lease P (1); run s (1); }
+"""
+
+
+def test_p03_p12_lease_statistics():
+    rep = run(P12, horizon=10)  # §12 P-12, horizon 10
+    # §12 P-12: mean_used 3.6, mean_cached 2.4, mean_queue 0.3, mean_holders 0.6,
+    # mean_wait 1.5 (0 and 3), admissions 2, evicted_entries 1, evicted_units 6
+    assert_pool(pool(rep, "P"), "P-12", mean_used=3.6, mean_cached=2.4, mean_queue=0.3,
+                mean_holders=0.6, mean_wait=1.5, admissions=2, evicted_entries=1,
+                evicted_units=6, preemptions=0, spills=0, rejected=0, stuck=0, over_cap=None)
+
+
+def test_p03_p12_lease_statistics_warmup_4():
+    rep = run(P12, horizon=10, warmup=4)  # §12 P-12 with warm-up 4
+    # §12 P-12: time averages over [4, 10]: mean_used 2, mean_cached 4, mean_holders 0.3333,
+    # mean_queue 0; mean_wait null (both admissions before 4); admissions and evicted_* still
+    # count from 0
+    row = pool(rep, "P")
+    assert_pool(row, "P-12 warm-up 4", mean_used=2, mean_cached=4, mean_holders=1 / 3,
+                mean_queue=0, mean_wait=None, admissions=2, evicted_entries=1, evicted_units=6)
+    assert json_pool(rep, "P")["mean_wait"] is None  # Part 06 §9.5: null in JSON
+
+
+# ---------------------------------------------------------------- Part 06 §1 and §5.4: program D
+
+PROGRAM_D = """
+pool slots { cap 3; }
+stage svc : fifo(2);
+stage shared : ps(1);
+gauge busy_svc = busy(svc);
+gauge q_svc = queue(svc);
+gauge used_slots = used(slots);
+workload { arrive batch(4); init { set t0 = now; set s = 1 + serial; } session { request; end; } }
+server {
+  hold slots (1) { run svc (s); }
+  run shared (1);
+  observe response = now - t0;
+}
+run { horizon 20; }
+"""
+
+
+def test_p06_1_program_d_warmup_0():
+    rep = run(PROGRAM_D)  # Part 06 §1 check: program D, horizon 20, warm-up 0
+    svc = rep.stage("svc")
+    assert svc.completed == 4  # §1: completed 4
+    assert_close(svc.mean_wait, 0.5, what="svc.mean_wait")  # §1: 0.5
+    assert_close(svc.mean_service, 2.5, what="svc.mean_service")  # §1: 2.5
+    # §1: slots admissions 4, mean_wait 0.25
+    assert_pool(pool(rep, "slots"), "D", admissions=4, mean_wait=0.25)
+
+
+def test_p06_1_program_d_warmup_1_5():
+    rep = run(PROGRAM_D, warmup=1.5)  # Part 06 §1: warm-up 1.5
+    svc = rep.stage("svc")
+    # §1: the completion at t = 1 is dropped: completed 3, mean_wait 0.6667, mean_service 3
+    assert svc.completed == 3
+    assert_close(svc.mean_wait, 2 / 3, what="svc.mean_wait")
+    assert_close(svc.mean_service, 3, what="svc.mean_service")
+    # §1: the pool's only waited admission (at t = 1) is dropped: mean_wait null, but
+    # admissions stays 4
+    row = pool(rep, "slots")
+    assert_pool(row, "D warm-up 1.5", mean_wait=None, admissions=4)
+    assert json_pool(rep, "slots")["mean_wait"] is None
+    # §1: every time average is over [1.5, 20]: mean_live = 11/18.5 = 0.594595
+    assert_close(rep.mean_live, 11 / 18.5, what="mean_live")
+    # verified 0.1.3: slots mean_used = mean_holders = 7.5/18.5, mean_queue 0
+    assert_pool(row, "D warm-up 1.5", mean_used=7.5 / 18.5, mean_holders=7.5 / 18.5,
+                mean_queue=0)
+
+
+def test_p06_5_4_w3_program_d():
+    rep = run(PROGRAM_D)  # Part 06 §5.4 W-3 (0.1.3, warm-up 0), horizon 20
+    assert_close(rep.mean_live, 0.85, what="mean_live")  # (2+3+5+7)/20
+    svc, shared = rep.stage("svc"), rep.stage("shared")
+    assert_close(svc.mean_number, 0.6, what="svc.mean_number")
+    assert_close(svc.utilization, 0.3, what="svc.utilization")
+    assert_close(svc.mean_wait, 0.5, what="svc.mean_wait")
+    assert_close(svc.mean_service, 2.5, what="svc.mean_service")
+    assert_close(shared.utilization, 0.2, what="shared.utilization")
+    assert_close(shared.mean_number, 0.2, what="shared.mean_number")
+    # W-3: slots.mean_used = mean_holders 0.6, mean_queue 0.05, mean_wait 0.25
+    assert_pool(pool(rep, "slots"), "W-3", mean_used=0.6, mean_holders=0.6, mean_queue=0.05,
+                mean_wait=0.25, admissions=4, mean_cached=0)
+    # W-3: response count 4, mean 4.25, cv2 0.27220299884659743, p99 7, ci null
+    r = to_dict(rep)["observes"]["response"]
+    assert r["count"] == 4
+    assert_close(r["mean"], 4.25, what="response.mean")
+    assert_close(r["cv2"], 0.27220299884659743, what="response.cv2")
+    assert_close(r["p99"], 7, what="response.p99")
+    assert r["ci"] is None
+    assert_obs(rep, "response", [(0, 2, 2), (1, 3, 3), (2, 5, 5), (3, 7, 7)])
+    # §5.4: used(slots) never shows the transient 2 at t = 1: change points (0,3) (2,2)
+    # (4,1) (6,0); §7: mean 0.6, ci 0.4896763141418817 (window means 3,3,2,2,1,1, 14 zeros)
+    g = rep.gauges["used_slots"]
+    assert [(t, v) for t, v in g.points] == [(0, 3), (2, 2), (4, 1), (6, 0)]
+    assert_close(g.mean, 0.6, what="used_slots.mean")
+    assert_close(g.ci, 0.4896763141418817, what="used_slots.ci")
+    assert g.min == 0 and g.max == 3  # verified 0.1.3
+    # verified 0.1.3: busy_svc mean 0.5 ci 0.38712311723111664; q_svc mean 0.6
+    assert_close(rep.gauges["busy_svc"].mean, 0.5, what="busy_svc.mean")
+    assert_close(rep.gauges["busy_svc"].ci, 0.38712311723111664, what="busy_svc.ci")
+    assert_close(rep.gauges["q_svc"].mean, 0.6, what="q_svc.mean")
+
+
+# ---------------------------------------------------------------- Part 06 §9.5 growing_*
+
+# Two sessions each holding 4 of a cap-10 pool and both growing by 4 (§9.5): 8 + 4 > 10,
+# both stall; every holder is itself waiting to grow.
+GROW_BOTH = """
+pool mem { cap 10; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold mem (4) { run svc (1); grow mem (4); observe grown = now; run svc (1); }
+  observe done = now;
+}
+"""
+
+GROW_BOTH_MAIN = """
+fn main() {
+  pool mem { cap 10; }
+  stage svc : delay;
+  workload { arrive batch(2); }
+  server {
+    hold mem (cost(mem, 4)) { run svc (cost(svc, 1)); grow mem (cost(mem, 4)); observe grown = now; run svc (cost(svc, 1)); }
+    observe done = now;
+  }
+}
+"""
+
+# One grower behind a holder still running (§9.5): session 0 holds 4 and runs until 100;
+# session 1 holds 4 and grows by 4 at 1 (8 + 4 > 10): it waits for session 0.
+GROW_ONE = """
+pool mem { cap 10; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold mem (4) { run svc (serial == 0 ? 100 : 1); grow mem (serial == 0 ? 0 : 4); observe grown = now; run svc (1); }
+  observe done = now;
+}
+"""
+
+GROW_ONE_MAIN = """
+fn main() {
+  pool mem { cap 10; }
+  stage svc : delay;
+  workload { arrive batch(2); }
+  server {
+    hold mem (cost(mem, 4)) { run svc (cost(svc, serial == 0 ? 100 : 1)); grow mem (cost(mem, serial == 0 ? 0 : 4)); observe grown = now; run svc (cost(svc, 1)); }
+    observe done = now;
+  }
+}
+"""
+
+
+def test_p06_9_5_growing_stalled_two_growers():
+    rep = run(GROW_BOTH, horizon=20)
+    row = pool(rep, "mem")
+    # §9.5: "two sessions each holding 4 of a cap-10 pool and both growing by 4 report
+    # growing_at_end 2, growing_stalled true" (verified 0.1.5, fn main text, seed 1, horizon 20)
+    assert_pool(row, "growing both", growing_at_end=2, growing_stalled=True)
+    # verified 0.1.3 and 0.1.5: mean_used 8, mean_holders 2, admissions 2, nothing observed
+    assert_pool(row, "growing both", mean_used=8, mean_holders=2, admissions=2, preemptions=0)
+    assert obs(rep, "grown") == [] and obs(rep, "done") == []
+    j = json_pool(rep, "mem")
+    assert j["growing_at_end"] == 2 and j["growing_stalled"] is True
+
+
+def test_p06_9_5_growing_behind_running_holder():
+    rep = run(GROW_ONE, horizon=20)
+    row = pool(rep, "mem")
+    # §9.5: "one grower behind a holder still running reports 1, false" (verified 0.1.5)
+    assert_pool(row, "growing one", growing_at_end=1, growing_stalled=False)
+    assert_pool(row, "growing one", mean_used=8, mean_holders=2, admissions=2)
+    j = json_pool(rep, "mem")
+    assert j["growing_at_end"] == 1 and j["growing_stalled"] is False
+
+
+@requires("0.1.5")
+@pytest.mark.parametrize("flat, main, at_end, stalled", [
+    (GROW_BOTH, GROW_BOTH_MAIN, 2, True),
+    (GROW_ONE, GROW_ONE_MAIN, 1, False),
+], ids=["two_growers", "one_grower"])
+def test_p06_9_5_growing_against_015(flat, main, at_end, stalled):
+    # The fn-main text in pyserq 0.1.5 reports the §9.5 numbers; serq-simpy's flat text must
+    # give the same pool row (0.1.5 counts a turn per server run, so only the pool row and
+    # the stage rows are compared).
+    ref = run_reference(main, "0.1.5", horizon=20)
+    (rp,) = ref["pools"]
+    assert (rp["growing_at_end"], rp["growing_stalled"]) == (at_end, stalled)
+    mine = json_pool(run(flat, horizon=20), "mem")
+    for k, v in rp.items():
+        if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)):
+            assert math.isclose(mine[k], v, rel_tol=1e-9), f"{k}: {mine[k]} != {v}"
+        else:
+            assert mine[k] == v, f"{k}: {mine[k]!r} != {v!r}"
+
+
+# ---------------------------------------------------------------- Part 06 §10 text report
+
+_SCRIPT = shutil.which("serq-simpy")
+
+
+def cli(*args, cwd=None, timeout=300):
+    cmd = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "serq.cli"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          encoding="utf-8", cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return p
+
+
+def pool_section(stdout):
+    """The lines from the pool table's header to the end of the report (the table, then
+    the stuck/rej/over lines, then idle lines)."""
+    lines = stdout.rstrip("\n").split("\n")
+    starts = [i for i, l in enumerate(lines) if l.startswith("pool ")]
+    assert len(starts) == 1, f"expected one pool table in:\n{stdout}"
+    i = starts[0]
+    assert lines[i - 1] == "", "the pool section is preceded by one blank line (§10)"
+    return lines[i:]
+
+
+HEADER = "pool  used  cached  queue  holders    wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck"
+RULE = "----  ----  ------  -----  -------  ------  ------  --------  --------  -------  -----  ---  -----"
+
+STUCK = """
+pool mem { cap 10; preempt lifo; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server {
+  hold mem (6) { observe adm = now; run svc (1); grow mem (6); observe grown = now; }
+  observe done = now;
+}
+"""
+
+
+def test_p06_10_pool_table_p12(tmp_path):
+    f = write(tmp_path, "p12.sq", P12)
+    out = cli("run", f, "--horizon", 10)
+    assert out.returncode == 0, out.stderr
+    # §10: pool label, used %.1f, cached %.1f, queue %.3f, holders %.3f, wait %.4f, admits,
+    # evict(n), evict(u) %.0f, preempt, spill, rej, stuck; widths = widest cell, two spaces,
+    # first column left, others right. Numbers: Part 03 §12 P-12.
+    assert pool_section(out.stdout) == [
+        HEADER,
+        RULE,
+        "P      3.6     2.4  0.300    0.600  1.5000       2         1         6        0      0    0      0",
+    ]
+    first = out.stdout.split("\n", 1)[0]
+    assert first.startswith("run: horizon 10 end 10 warmup 0 seed 1 events ")
+    # verified 0.1.3: 2 arrivals, 2 ended, mean live 0.9 (§10: 3 decimals)
+    assert first.endswith(" arrivals 2 ended 2 turns 0 mean live 0.900")
+
+
+def test_p06_10_pool_table_nan_wait(tmp_path):
+    f = write(tmp_path, "p12.sq", P12)
+    out = cli("run", f, "--horizon", 10, "--warmup", 4)
+    assert out.returncode == 0, out.stderr
+    # §10: NaN prints as `NaN` (mean_wait null with warm-up 4, Part 03 §12 P-12)
+    assert pool_section(out.stdout) == [
+        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
+        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
+        "P      2.0     4.0  0.000    0.333   NaN       2         1         6        0      0    0      0",
+    ]
+
+
+def test_p06_10_pool_table_two_pools(tmp_path):
+    f = write(tmp_path, "p9.sq", P9)
+    out = cli("run", f, "--horizon", 20)
+    assert out.returncode == 0, out.stderr
+    # §10: one row per pool in declaration order (numbers: P-9, verified 0.1.3)
+    assert pool_section(out.stdout) == [
+        HEADER,
+        RULE,
+        "P      5.0    15.0  0.000    0.500  0.0000       2         0         0        0      0    0      0",
+        "Q      0.6     3.2  0.000    0.050  0.0000       1         0         0        0      0    0      0",
+    ]
+
+
+def test_p06_10_rej_line(tmp_path):
+    f = write(tmp_path, "p3.sq", P3_REJECT)
+    out = cli("run", f, "--horizon", 20)
+    assert out.returncode == 0, out.stderr  # §11.3: rejection is not an error
+    # §10: if rejected > 0:
+    # "rej: N session(s) ended at pool `LABEL` asking for more than its cap" (P-3: rejected 2)
+    assert pool_section(out.stdout) == [
+        HEADER,
+        RULE,
+        "mem    0.2     0.0  0.000    0.050  0.0000       1         0         0        0      0    2      0",
+        "rej: 2 session(s) ended at pool `mem` asking for more than its cap",
+    ]
+
+
+def test_p06_10_stuck_line_and_exit_status(tmp_path):
+    # One session whose hold can never fit its growth (6 + 6 > 10) under preempt lifo: it
+    # preempts itself every time unit. Verified 0.1.3 (horizon 5): admissions 6,
+    # preemptions 5, stuck 1, mean_used 6, mean_holders 1.
+    f = write(tmp_path, "stuck.sq", STUCK)
+    out = cli("run", f, "--horizon", 5)
+    # §11.3: `run` finishes with a stuck session: exit 1, the report printed first
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert out.stdout.startswith("run: horizon 5 end 5 warmup 0 seed 1 events ")
+    assert pool_section(out.stdout) == [
+        HEADER,
+        RULE,
+        "mem    6.0     0.0  0.000    1.000  0.0000       6         0         0        5      0    0      1",
+        "stuck: 1 session(s) preempted again at pool `mem` without passing the position of "
+        "their previous preemption",
+    ]
+
+
+def test_p03_stuck_counters_api():
+    rep = run(STUCK, horizon=5)  # Part 03 §7.5; numbers verified 0.1.3 (seed 1)
+    assert_pool(pool(rep, "mem"), "stuck", admissions=6, preemptions=5, stuck=1, mean_used=6,
+                mean_holders=1, mean_wait=0)
+    assert_obs(rep, "adm", [(0, t, t) for t in (0, 1, 2, 3, 4, 5)])
+    assert obs(rep, "grown") == [] and obs(rep, "done") == []
+
+
+def test_p06_10_over_line(tmp_path):
+    f = write(tmp_path, "p3b.sq", P3_OVER_CAP)
+    out = cli("run", f, "--horizon", 20)
+    assert out.returncode == 0, out.stderr  # §11.3: over_cap does not change the status
+    sec = pool_section(out.stdout)
+    assert sec[:3] == [
+        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
+        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
+        "mem    0.0     0.0  2.000    0.000   NaN       0         0         0        0      0    0      0",
+    ]
+    # §10: an `over:` line naming the waiting queue's pool, this pool and the amount (its
+    # wording is not normative)
+    assert len(sec) == 4 and sec[3].startswith("over:"), sec
+    assert "mem" in sec[3] and "204" in sec[3]
+
+
+def test_p06_9_5_json_over_cap_via_cli(tmp_path):
+    import json
+    f = write(tmp_path, "p3b.sq", P3_OVER_CAP)
+    out = cli("run", f, "--horizon", 20, "--json")
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)
+    (p,) = rep["pools"]
+    # Part 06 §9.5 key order, and Part 03 §12 P-3's values
+    assert list(p) == ["name", "index", "mean_used", "mean_cached", "mean_queue",
+                       "mean_holders", "mean_wait", "admissions", "evicted_entries",
+                       "evicted_units", "preemptions", "spills", "rejected", "stuck",
+                       "over_cap", "growing_at_end", "growing_stalled"]
+    assert p["over_cap"] == {"queue": "mem", "need": 204}
+    assert p["mean_wait"] is None and p["admissions"] == 0 and p["mean_queue"] == 2
+    assert p["index"] is None
