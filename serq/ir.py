@@ -242,11 +242,14 @@ class RequestEnd(Stmt):
 
 @dataclass
 class HoldPool:
-    """One pool of a hold: `P (units) [reserve (r)]`.
+    """One pool of a hold: `P (units) [reserve (r)]` (Admit moment; `ref`'s
+    index is evaluated at the Session moment, when the hold is reached).
 
-    `static` is True when the demand reads no deployment state (only
-    constants and attributes): then the join check of Part 03 §4.2 step 1
-    may reject the session."""
+    `static` is True when the demand (units and reserve) reads no deployment
+    state: only constants and attributes (`cached` and `computed` included),
+    no observable, `now` or context variable. Then the join check of Part 03
+    §4.2 step 1 may reject the session. A constant demand above the cap is
+    already a link error."""
 
     ref: Ref
     units: Expr
@@ -269,7 +272,9 @@ class Hold(Stmt):
 
     `at admission` bindings are already substituted into the header, cache
     and lease expressions; a binding the body reads is a `Set` at the start
-    of `body` (Part 03 §4.7)."""
+    of `body` (Part 03 §4.7). `reuse` is only present with `cache`. `text` is
+    the header as written, in backticks, for run-time messages, e.g.
+    "`hold kv (n) reserve (r), reqs (1)`"."""
 
     pools: list[HoldPool]
     body: list[Stmt]
@@ -282,7 +287,8 @@ class Hold(Stmt):
 
 @dataclass
 class Grow(Stmt):
-    """`grow P (d)`: the innermost hold on P grows by d."""
+    """`grow P (d)`: the innermost hold on P grows by d. `text` is the
+    statement as written, in backticks ("`grow kv (d)`")."""
 
     ref: Ref
     amount: Expr
@@ -308,7 +314,8 @@ class Release(Stmt):
 
 @dataclass
 class Load(Stmt):
-    """`load P (n)`: the innermost hold's position on P advances by n."""
+    """`load P (n)`: the innermost hold's position on P advances by n. `text`
+    is the statement as written, in backticks ("`load kv (n)`")."""
 
     ref: Ref
     amount: Expr
@@ -341,7 +348,10 @@ class Pool:
     requeue "head"); preempt_keys at the Victim moment (context decoding,
     admission, position). queue: None for `fifo`, else the `queue by` keys
     (Select moment, context waited). admit_via: the step stage serving the
-    queue (a family reference; member pairing per Part 03 §2.3)."""
+    queue (a family reference; member pairing per Part 03 §2.3); always None
+    while step stages are not implemented (`admit via` is then a link
+    error). spill: tier (a pool Ref, index at the Evict moment) and link (a
+    stage Ref)."""
 
     name: str
     size: Optional[int] = None
@@ -495,7 +505,8 @@ class Program:
     arrive and end at once). `observations` lists every observe name in
     report order (Part 06 §2). `attributes` lists every user attribute name
     (set/choose targets) besides the built-ins. `has_requests` tells whether
-    the program has requests (client series)."""
+    the program has requests (client series). `pools` lists the pool
+    declarations in declaration order (an array is one `Pool`)."""
 
     file: str
     stages: list[Stage] = field(default_factory=list)

@@ -36,7 +36,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
-from oracle import assert_reports_match, requires, run_reference
+from oracle import UNCOMPARED, assert_reports_match, requires, run_reference
 
 import test_p03_examples as ex
 
@@ -109,9 +109,11 @@ def check(source, version, kw):
     """Run `source` in serq-simpy and in pyserq `version`: the reports (every
     field the reference writes) and every sample must match."""
     source = textwrap.dedent(source)
+    kw = dict(kw)
+    ignore = tuple(kw.pop("ignore", ()))
     ref = run_reference(source, version, samples=True, **kw)
     rep, mine = _mine(source, kw)
-    assert_reports_match(mine, ref)
+    assert_reports_match(mine, ref, ignore=UNCOMPARED + ignore)
     # pools and stages in declaration order (Part 06 §9.1)
     assert [(p["name"], p["index"]) for p in mine["pools"]] == \
         [(p["name"], p["index"]) for p in ref["pools"]]
@@ -123,6 +125,15 @@ def check(source, version, kw):
 
 
 # ---------------------------------------------------------------- deterministic, 0.1.3
+
+# A deliberate departure: pyserq 0.1.3 lists a holder once per admission and
+# drops every listing of the session when its inner hold on the pool ends, so
+# with two nested holds of one pool it counts the session twice, then zero
+# times while the outer hold still holds (checked: `hold mem (2) { run; hold
+# mem (2) { run; } run; observe h = holders(mem); }` observes 0). Part 03 §1
+# defines holders as the sessions holding an allocation; serq-simpy counts
+# each such session once, so `mean_holders` differs for nested same-pool holds.
+NESTED_HOLDERS = ("mean_holders",)
 
 DETERMINISTIC = {
     # 0.1.3: ended 14/28; mem: adm 16
@@ -484,7 +495,7 @@ server {
   observe done = now; observe own2 = cachedin(mem);
 }
 run { horizon 15; }
-""", {}),
+""", {"ignore": NESTED_HOLDERS}),
     # 0.1.3: ended 8/18; mem: adm 34, evicted 15/60, preemptions 14, stuck 2
     "nested_holds_preempted": (r"""
 pool mem { cap 16; block 2; preempt lifo; }
@@ -501,7 +512,7 @@ server {
   observe done = now; observe own2 = cachedin(mem);
 }
 run { horizon 15; }
-""", {}),
+""", {"ignore": NESTED_HOLDERS}),
     # 0.1.3: ended 23/25; kv: adm 24, evicted 20/100; lz: adm 25, evicted 15/45
     "end_inside_hold_shape_k": (r"""
 pool kv { cap 20; block 2; evict lru; }

@@ -968,3 +968,21 @@ def test_p06_9_5_json_over_cap_via_cli(tmp_path):
     assert p["over_cap"] == {"queue": "mem", "need": 204}
     assert p["mean_wait"] is None and p["admissions"] == 0 and p["mean_queue"] == 2
     assert p["index"] is None
+
+
+def test_p03_holders_count_sessions_once():
+    # Part 03 §1: holders are the sessions holding an allocation; a session
+    # with two nested holds of one pool is one holder throughout (pyserq 0.1.3
+    # reports 0 here after the inner hold ends: see test_p03_differential.py)
+    src = """
+pool mem { cap 20; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server { hold mem (2) { run svc (1); hold mem (2) { run svc (1); } run svc (2);
+         observe h = holders(mem); } }
+run { horizon 10; }
+"""
+    import serq as _serq
+    rep = _serq.run(_serq.load(source=src))
+    assert rep.observes["h"].values == [1.0]
+    assert rep.pools[0].mean_holders == pytest.approx(0.4)  # 1 holder on [0, 4)

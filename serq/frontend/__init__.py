@@ -3,7 +3,9 @@
 Passes, one module each: lexer (lexical pre-pass), parser + build (textX
 metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
 expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
-resolve + link (names, moments, checks), trace (CSV corpus), lower (IR).
+pools (pool declarations), bindings (`at admission`, stale-state lint),
+resolve + link + holds (names, moments, checks), trace (CSV corpus), lower
+(IR).
 """
 from __future__ import annotations
 

@@ -226,8 +226,8 @@ class Resolver:
         if m.name == "constant":
             raise self.err(f"`{fn}(…)` reads the state of the program and is not a "
                            "constant", pos)
-        if m.name == "gauge" and fn == "work":
-            raise self.err("a gauge cannot read `work(…)`", pos)
+        if m.name == "gauge" and fn in ("work", "cachedin"):
+            raise self.err(f"a gauge cannot read `{fn}(…)`", pos)
         arg = e.args[0]
         if not isinstance(arg, S.EName) or arg.fields:
             raise self.err(f"`{fn}` reads a stage or a pool: give its name", pos)

@@ -244,7 +244,7 @@ class Pool:
         while self.used + self.cached + units > self.cap + TOL and self.entries:
             entries = sorted(self.entries.values(), key=lambda e: e.rseq)
             victim = self.evict_victim(entries)
-            if self.entries.get(victim.key) is not victim:
+            if not isinstance(victim, CacheEntry) or self.entries.get(victim.key) is not victim:
                 raise SimulationError(
                     f"policy {type(self).__name__}.evict_victim of pool `{self.label}` "
                     "returned an entry that is not cached in the pool",
