@@ -78,13 +78,30 @@ def bench_mm1(horizon: float, seed: int, repeat: int) -> None:
         print("  reference           not installed (scripts/install_oracles.sh)")
 
 
+def bench_program(title: str, path: Path, horizon: float, seed: int, repeat: int) -> None:
+    """A program timed in serq-simpy and in the reference."""
+    serq_t = min(time_serq(path, horizon, seed)[0] for _ in range(repeat))
+    ref = time_reference(path, horizon, seed)
+    print(f"{title} ({path.relative_to(ROOT)}), horizon {horizon:g}")
+    print(f"  serq-simpy          {serq_t:8.3f} s")
+    if ref is not None:
+        print(f"  reference 0.1.3     {ref[0]:8.3f} s   serq-simpy / reference = "
+              f"{serq_t / ref[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizon", type=float, default=250000.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", choices=["mm1", "pooled"], help="run one benchmark")
     args = ap.parse_args()
-    bench_mm1(args.horizon, args.seed, args.repeat)
+    if args.only in (None, "mm1"):
+        bench_mm1(args.horizon, args.seed, args.repeat)
+    if args.only in (None, "pooled"):
+        bench_program("pooled multi-turn sessions with a prefix cache",
+                      ROOT / "examples" / "multi-turn" / "prefix_cache.sq",
+                      100_000.0, args.seed, args.repeat)
 
 
 if __name__ == "__main__":

@@ -318,8 +318,8 @@ class HoldManager:
         if cache is not None:
             keep = p.rd(min(max(cache(s), 0.0), computed))
             if keep > 0:
-                p.put_entry(CacheEntry(s.sid, keep, self.env._now, self._next_rseq(), s,
-                                       snapshot(s)))
+                snap = snapshot(s) if p.spec.snapshots else None
+                p.put_entry(CacheEntry(s.sid, keep, self.env._now, self._next_rseq(), s, snap))
 
     # -- leases (§6) -------------------------------------------------------------------
     def _lease(self, s: Any, frame: HoldFrame, p: Pool, alloc: float, computed: float) -> None:

@@ -185,7 +185,7 @@ class Pool:
         for every entry before every step (Part 03 §8, Part 07 §4.5)."""
         keyfn = self.spec.evict_keys
         if keyfn is None:
-            return min(entries, key=lambda e: (e.last, e.rseq))
+            return min(entries, key=_lru_key)
         now = self.env._now
         best = None
         best_key = None
@@ -241,8 +241,18 @@ class Pool:
 
     def make_room(self, units: float) -> None:
         """Evict until `units` more fit next to what is used and cached (§8)."""
+        lru = self.spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
         while self.used + self.cached + units > self.cap + TOL and self.entries:
-            entries = sorted(self.entries.values(), key=lambda e: e.rseq)
+            if lru:
+                # an LRU key does not change as the entry shrinks: keep going
+                victim = min(self.entries.values(), key=_lru_key)
+                if self._evict_bulk(victim, units):
+                    continue
+                while (self.used + self.cached + units > self.cap + TOL
+                       and self.entries.get(victim.key) is victim):
+                    self._evict_piece(victim)
+                continue
+            entries = sorted(self.entries.values(), key=_rseq_key)
             victim = self.evict_victim(entries)
             if not isinstance(victim, CacheEntry) or self.entries.get(victim.key) is not victim:
                 raise SimulationError(
@@ -250,6 +260,28 @@ class Pool:
                     "returned an entry that is not cached in the pool",
                     self.env._now)
             self._evict_piece(victim)
+
+    def _evict_bulk(self, e: CacheEntry, units: float) -> bool:
+        """Evict the blocks `e` must lose at once, when that is exactly what
+        block-by-block eviction gives: whole numbers throughout, no spill."""
+        b = self.block
+        if b is None or self.spec.spill is not None:
+            return False
+        values = (b, e.size, self.used, self.cached, units)
+        if not all(v.is_integer() for v in map(float, values)):
+            return False
+        excess = self.used + self.cached + units - self.cap
+        pieces = math.ceil(excess / b)
+        take = min(e.size, pieces * b)
+        self.touch()
+        e.size -= take
+        self.cached -= take
+        self.evicted_units += take
+        if e.size <= TOL:
+            self.cached -= e.size
+            del self.entries[e.key]
+            self.evicted_entries += 1
+        return True
 
     def _evict_piece(self, e: CacheEntry) -> None:
         b = self.block
@@ -311,6 +343,14 @@ class Pool:
             raise SimulationError(
                 f"invariant broken at pool `{self.label}`: entries sum to {shortest(cached)} "
                 f"but {shortest(self.cached)} are cached", now)
+
+
+def _lru_key(e: CacheEntry) -> tuple[float, int]:
+    return (e.last, e.rseq)
+
+
+def _rseq_key(e: CacheEntry) -> int:
+    return e.rseq
 
 
 def _lex_less(a: tuple, b: tuple) -> bool:

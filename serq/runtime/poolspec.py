@@ -42,6 +42,7 @@ class PoolSpec:
     reserve_held: bool
     admit_via: Optional[ir.Ref]
     spill: Optional[SpillSpec]
+    snapshots: bool = True  # eviction keys or spill clauses read attributes
 
 
 class SpecCompiler:
@@ -78,9 +79,11 @@ class SpecCompiler:
             spill = SpillSpec(tier=sp.tier, link=sp.link,
                               work=self._fn(EVICT_ARGS, sp.work, ev_scope),
                               when=self._fn(EVICT_ARGS, sp.when, ev_scope))
+        exprs = list(decl.evict or []) + ([decl.spill.work, decl.spill.when] if decl.spill else [])
         return PoolSpec(cap=decl.cap, block=decl.block, queue_keys=queue, evict_keys=evict,
                         preempt=decl.preempt, preempt_keys=preempt, requeue=decl.requeue,
-                        reserve_held=decl.reserve_held, admit_via=decl.admit_via, spill=spill)
+                        reserve_held=decl.reserve_held, admit_via=decl.admit_via, spill=spill,
+                        snapshots=any(_reads_attr(e) for e in exprs))
 
     def hold(self, st: ir.Hold) -> HoldSpec:
         """The runtime spec of one `hold` statement."""
@@ -95,6 +98,17 @@ class SpecCompiler:
         lease = None if st.lease is None else self._fn("s", st.lease.duration, session)
         return HoldSpec(units, reserve, static, reuse, cache, lease,
                         st.text or "`hold`")
+
+
+def _reads_attr(e: Any) -> bool:
+    """Whether an expression reads a session attribute."""
+    if isinstance(e, ir.Attr):
+        return True
+    if isinstance(e, list):
+        return any(_reads_attr(x) for x in e)
+    if hasattr(e, "__dataclass_fields__"):
+        return any(_reads_attr(getattr(e, f)) for f in e.__dataclass_fields__)
+    return False
 
 
 def resolve_member(ref: ir.Ref, members: list[Any], index: Optional[int], what: str) -> Any:
