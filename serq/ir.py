@@ -129,6 +129,15 @@ class Observable(Expr):
     args: list[Expr] = field(default_factory=list)
 
 
+@dataclass
+class ObsAggregate(Expr):
+    """An `at end` claim's aggregate of an observation (Part 06 §8.2):
+    fn is total, count, largest, smallest or prefix_total."""
+
+    fn: str
+    name: str
+
+
 # --------------------------------------------------------------------------
 # Statements
 # --------------------------------------------------------------------------
@@ -448,6 +457,24 @@ class Stage:
 
 
 @dataclass
+class Claim:
+    """`claim NAME [given (g)] : every|some iteration of S (e)` or `at end (e)`.
+
+    kind: "every_iteration" | "some_iteration" | "at_end". An iteration
+    claim reads the Iteration moment (Ctx tokens, prefilled, decoders,
+    residents, kv_decode, kv_prefill, attention, demand, served, arrived;
+    the stage's registers as Ctx; Now = the iteration's start); `given`
+    reads a session's attributes once its init has run."""
+
+    name: str
+    kind: str
+    value: Expr
+    stage: Optional[Ref] = None
+    given: Optional[Expr] = None
+    pos: Optional[Pos] = None
+
+
+@dataclass
 class Gauge:
     name: str
     value: Expr
@@ -515,6 +542,7 @@ class Program:
     observations: list[str] = field(default_factory=list)
     attributes: list[str] = field(default_factory=list)
     gauges: list[Gauge] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     share: Optional[str] = None
     settings: Settings = field(default_factory=Settings)
     has_requests: bool = False

@@ -36,11 +36,14 @@ def _read(path: str, label: str) -> str:
         raise ParseError(f"cannot read `{label}`: {reason}") from None
 
 
-def _names_declared(items: list) -> dict[str, S.Item]:
-    out: dict[str, S.Item] = {}
+def _names_declared(items: list) -> dict[tuple[str, str], S.Item]:
+    """Declared names by namespace: stages and pools have their own (a stage,
+    a pool and a constant may share a name, Part 01 §6.1)."""
+    out: dict[tuple[str, str], S.Item] = {}
     for i in items:
         if isinstance(i, (S.ILet, S.IDef, S.IStage, S.IPool)):
-            out.setdefault(i.name, i)
+            space = {S.IStage: "stage", S.IPool: "pool"}.get(type(i), "value")
+            out.setdefault((space, i.name), i)
     return out
 
 
@@ -55,13 +58,14 @@ def _check_workload_file(flat: Flat) -> None:
         raise LinkError("the program has its own `workload` block and a workload file "
                         "as well", item.pos, source=flat.sources.get(item.pos.file))
     w = _names_declared(theirs)
-    for name, item in _names_declared(ours).items():
-        if name in w:
+    for key, item in _names_declared(ours).items():
+        name = key[1]
+        if key in w:
             pos = getattr(item, "name_pos", item.pos)
             raise LinkError(f"`{name}` is declared in the program and in the workload "
                             "file", pos, source=flat.sources.get(pos.file),
-                            notes=[f"`{name}` declared at {w[name].pos.file}:"
-                                   f"{w[name].pos.line}:{w[name].pos.col}"])
+                            notes=[f"`{name}` declared at {w[key].pos.file}:"
+                                   f"{w[key].pos.line}:{w[key].pos.col}"])
 
 
 def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:

@@ -44,6 +44,7 @@ STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
 ITEM_WORDS = {"stage", "workload", "session", "server", "gauge", "share", "use",
               "let", "def"}
 SETTING_WORDS = {"horizon", "warmup", "seed", "arrivals"}
+POOL_OPTION_WORDS = {"cap", "block", "evict", "preempt", "queue", "reserve", "admit", "spill"}
 OPERATORS = {"^", "*", "/", "+", "-", "<=", ">=", "==", "!=", "<", ">", "&&", "||", "?"}
 CLOSERS = (")", "]", "}", ":", "(", "{", "=", ",")
 NAMED = {"Ident": "identifier", "Num": "number", "Str": "string", "Assign": "=", "Not": "!"}
@@ -85,18 +86,22 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
                              Pos(file, nxt.line, nxt.col, 1), source=text,
                              help="a server reads the session's attributes directly: "
                                   "write `server { … }`")
+        after = tokens[i + 2].text if i + 2 < len(tokens) else ""
+        word = tok.text
         if tok.text == "step" and prev == ":" and nxt.text == "{":
             what = "step stages (`stage … : step { … }`, Part 04 §5)"
+        elif tok.text == "pool" and nxt.kind == "id" and after == "on":
+            word, what = "pool … on", "pools on devices and engines (Part 04 §11)"
         elif tok.text in UNSUPPORTED and prev in (";", "{", "}"):
             need, what = UNSUPPORTED[tok.text]
             ok = nxt.kind == "id" or (need == "id(" and nxt.text == "(")
-            if tok.text == "queue" and i + 2 < len(tokens) and tokens[i + 2].text in ("(", ";"):
+            if tok.text == "queue" and after in ("(", ";"):
                 ok = False  # a pool's `queue fifo;` / `queue by (…);` option
             if not ok:
                 continue
         else:
             continue
-        raise ParseError(f"`{tok.text}` is not available in this build: {what} "
+        raise ParseError(f"`{word}` is not available in this build: {what} "
                          "are not implemented",
                          Pos(file, tok.line, tok.col, len(tok.text)), source=text,
                          help="this build runs stages, runs, pools, holds, workloads and gauges")
@@ -136,6 +141,8 @@ def syntax_message(expected: list[str], tokens: list[Token], i: int) -> str:
         return f"expected a statement, found {found}"
     if exp & SETTING_WORDS and tok.kind == "id":
         return f"unknown run option `{tok.text}`"
+    if POOL_OPTION_WORDS <= exp and tok.kind == "id":
+        return f"unknown pool option `{tok.text}`"
     if "eof" in exp or exp & ITEM_WORDS:
         if tok.kind == "eof":
             return "expected `}`, found end of input"

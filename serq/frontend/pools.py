@@ -17,7 +17,6 @@ from .walk import first_call, first_draw, first_read
 OPTION_TEXT = {"cap": "cap", "block": "block", "evict": "evict", "preempt": "preempt",
                "queue": "queue", "reserve": "reserve held", "admit": "admit via",
                "spill": "spill"}
-LIFO_KEYS = [ir.Unary("-", ir.Ctx("admission"))]
 
 
 def family_size(res: Resolver, consts: Constants,
@@ -126,7 +125,7 @@ class PoolLowerer:
             return
         pool.preempt, pool.requeue = "by", o.requeue
         if o.form == "lifo":
-            pool.preempt_keys = list(LIFO_KEYS)
+            pool.preempt_keys = [ir.Unary("-", ir.Ctx("admission"))]  # by (-admission)
             return
         res, name = self.res, pool.name
         draw = first_draw(o.exprs)

@@ -58,6 +58,11 @@ def better(new: tuple, best: tuple) -> bool:
     return False
 
 
+def _quoted(text: str) -> str:
+    """A statement's text for messages, in backticks (Part 01 §8)."""
+    return text if text.startswith("`") else f"`{text}`"
+
+
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -168,7 +173,7 @@ class SessionCompiler:
         return g
 
     def _If(self, st: ir.If, scope: Scope, w: _Writer) -> None:
-        text = st.text or f"`{st.keyword} (…)`"
+        text = _quoted(f"{st.keyword} ({st.text or '…'})")
         g = self._guard(st.guard, text, scope, w)
         w.emit(f"if {g} == 1.0:")
         w.depth += 1
@@ -204,7 +209,7 @@ class SessionCompiler:
         w.emit("while True:")
         w.depth += 1
         self._spin_check(t, k, w)
-        g = self._guard(st.guard, st.text or "`while (…)`", scope, w)
+        g = self._guard(st.guard, _quoted(f"while ({st.text or '…'})"), scope, w)
         w.emit(f"if {g} == 0.0: break")
         self.block(st.body, scope, w)
         w.depth -= 1
@@ -212,7 +217,7 @@ class SessionCompiler:
     def _Choose(self, st: ir.Choose, scope: Scope, w: _Writer) -> None:
         slot = self.attrs[st.name]
         n, c, best, bk, key = (w.fresh(x) for x in ("n", "c", "b", "bk", "key"))
-        text = st.text or f"`choose {st.name} in …`"
+        text = _quoted(st.text or f"choose {st.name} in …")
         w.emit(f"{n} = {self.expr(st.count, scope)}")
         w.emit(f"if not (0.0 <= {n} < _INF and {n} == int({n})): _count_err({n}, {text!r})")
         w.emit(f"{best} = 0; {bk} = None")
@@ -229,7 +234,7 @@ class SessionCompiler:
         target = self.run_request(st, scope, w)
         v = w.fresh("w")
         w.emit(f"{v} = {self.expr(st.work, scope)}")
-        w.emit(f"if not {v} >= 0.0: _amount_err({v}, {st.text or '`run`'!r})")
+        w.emit(f"if not {v} >= 0.0: _amount_err({v}, {_quoted(st.text or 'run')!r})")
         w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
 
     def _pool(self, ref: ir.Ref, scope: Scope, w: _Writer) -> str:
@@ -264,12 +269,12 @@ class SessionCompiler:
     def _Grow(self, st: ir.Grow, scope: Scope, w: _Writer) -> None:
         pool = self._pool(st.ref, scope, w)
         g = w.fresh("gr")
-        w.emit(f"{g} = _grow(s, {pool}, {self.expr(st.amount, scope)}, {st.text or '`grow`'!r})")
+        w.emit(f"{g} = _grow(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'grow')!r})")
         w.emit(f"if {g} is not None: yield {g}")
 
     def _Load(self, st: ir.Load, scope: Scope, w: _Writer) -> None:
         pool = self._pool(st.ref, scope, w)
-        w.emit(f"_load(s, {pool}, {self.expr(st.amount, scope)}, {st.text or '`load`'!r})")
+        w.emit(f"_load(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'load')!r})")
 
     def _Release(self, st: ir.Release, scope: Scope, w: _Writer) -> None:
         w.emit(f"_release(s, {self._pool(st.ref, scope, w)})")
