@@ -101,6 +101,7 @@ class SessionCompiler:
         self.request_sink = request_sink
         self.hold_spec = hold_spec
         self.tokens = False
+        self.observe_all: Optional[Callable[[str], Optional[str]]] = None
         hooks = RuntimeHooks(ns.env)
         g = ns.globals
         g["_guard_err"] = hooks.guard_error
@@ -152,6 +153,9 @@ class SessionCompiler:
         vals, times, sessions, turns = self.observe_sink(st.name)
         v = w.fresh("v")
         w.emit(f"{v} = {self.expr(st.value, scope)}")
+        every = self.observe_all(st.name) if self.observe_all else None
+        if every:
+            w.emit(f"{every}({v})")
         if self.warmup > 0:
             w.emit(f"if _env._now >= {self.warmup!r}:")
             w.depth += 1

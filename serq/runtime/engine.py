@@ -81,6 +81,7 @@ class StepStage(Stage):
         self.itl = LogHistogram()
         self.itl_sum = 0.0
         self.itl_n = 0
+        self.served_tokens = 0.0
 
     # -- time averages --------------------------------------------------------------
     def _advance(self, now: float) -> None:

@@ -109,6 +109,7 @@ class ExprCompiler:
     def __init__(self, ns: Namespace, stages: StageDirectory):
         self.ns = ns
         self.stages = stages
+        self.obs_lists: dict[str, str] = {}  # observation -> bound list of all its values
         ns.globals["_ix"] = index_checker(ns.env)
 
     # -- references ------------------------------------------------------
@@ -195,6 +196,9 @@ class ExprCompiler:
         if scope.stream is None:
             raise ValueError("a draw where no stream is bound")
         return f"_d_{e.dist}({scope.stream}, {', '.join(args)})"
+
+    def _ObsAggregate(self, e: ir.ObsAggregate, scope: Scope) -> str:
+        return f"_agg_{e.fn}({self.obs_lists[e.name]})"
 
     def _Observable(self, e: ir.Observable, scope: Scope) -> str:
         obj = self.ref(e.target, scope)

@@ -25,6 +25,7 @@ from .arrivals import OpenArrivals
 from .codegen import SessionCompiler, _Writer
 from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
 from .flows import FlowNetwork
+from .claims import Claims
 from .engine import StepStage
 from .holds import HoldManager, Preempted
 from .schedule import StepCompiler
@@ -130,6 +131,17 @@ class Simulation:
             observe_sink=self._sink, run_request=self._run_target,
             turn_hook=self._turn_code, request_sink="_resp", hold_spec=self.specs.hold)
         self.compiler.tokens = bool(self.step_list)
+        self.claims: Optional[Claims] = None
+        if prog.claims:
+            fams = self.directory.families
+            self.claims = Claims(
+                prog.claims, self.exprs, self.slots,
+                stages=lambda ref: resolve_member(ref, fams[("stage", ref.name)], None,
+                                                  "a claim"),
+                registers=lambda st: list(st.registers) if st is not None else [])
+            lists = self.claims.all_values
+            self.compiler.observe_all = (
+                lambda name: self.ns.bind(lists[name].append, "oall") if name in lists else None)
         scheme = self.scheme
         seed = self.seed
         workload_streams: dict[int, rngmod.SessionStreams] = {}
@@ -246,7 +258,21 @@ class Simulation:
 
     def claims_iteration(self, stage: Any, plan: Any, decoders: int, residents: float,
                          kv_decode: float, kv_prefill: float) -> None:
-        """An iteration starts (claims over iterations read it)."""
+        """An iteration starts: claims over its iterations read it (Part 06 §8.2)."""
+        served = stage.served_tokens
+        stage.served_tokens += plan.tokens
+        if self.claims is None:
+            return
+        chunk = plan.chunk
+        demand = 0.0
+        for job in stage.residents:
+            if job.mode == "decode":
+                demand += min(1.0, job.remaining)
+            else:
+                demand += min(job.remaining, chunk) if chunk > 0 else job.remaining
+        values = (plan.tokens, plan.prefilled, float(decoders), residents, kv_decode,
+                  kv_prefill, plan.attention, demand, served, float(self.arrivals))
+        self.claims.iteration(stage, self.env._now, values)
 
     def _track_estimates(self) -> None:
         """Online estimates are kept only for stages some expression reads."""
@@ -343,6 +369,8 @@ class Simulation:
         self._live(1)
         if self.init_fn is not None:
             self.init_fn(s)
+        if self.claims is not None:
+            self.claims.session_created(s)
         body = self.body
         if body is None:
             self.end_session(s)
@@ -512,6 +540,8 @@ class Simulation:
         for pool in self.pool_list:
             pool.finish_measurement(end)
             rep.pools.append(PoolRow(name=pool.name, index=pool.index, **pool.row_values(span)))
+        if self.claims is not None:
+            rep.claims = self.claims.rows(self.live, end)
         return rep
 
 
