@@ -112,3 +112,13 @@ class SimulationError(SerqError):
 
 class UsageError(Exception):
     """A bad command line or API call (exit status 2)."""
+
+
+def amount_error(value: float, text: str, time: float) -> SimulationError:
+    """A computed amount (work, units, tokens) that is NaN or negative."""
+    if value != value:
+        msg = f"{text}: the amount is NaN, not a number of units, tokens or seconds"
+    else:
+        msg = (f"{text}: the amount is {shortest(value)}; an amount of units, "
+               "tokens or seconds is a number, and not negative")
+    return SimulationError(msg, time)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .. import ir
-from ..errors import SimulationError, shortest
+from ..errors import SimulationError, amount_error, shortest
 from .exprs import ExprCompiler, Namespace, Scope
 
 SPIN_LIMIT = 1000  # readiness per instant before "does not settle" (Part 02 §10.5)
@@ -28,12 +28,7 @@ class RuntimeHooks:
             f"{text}: the guard is {shortest(value)}, not 0 or 1{hint}", self.env.now)
 
     def amount_error(self, value: float, text: str) -> None:
-        if value != value:
-            msg = f"{text}: the amount is NaN, not a number of units, tokens or seconds"
-        else:
-            msg = (f"{text}: the amount is {shortest(value)}; an amount of units, "
-                   "tokens or seconds is a number, and not negative")
-        raise SimulationError(msg, self.env.now)
+        raise amount_error(value, text, self.env.now)
 
     def count_error(self, value: float, text: str) -> None:
         raise SimulationError(

@@ -158,8 +158,8 @@ class FlowNetwork:
                     full.add(st)
             unfrozen = [f for f in unfrozen if not any(st in full for st in f.stages)]
 
-    def remove(self, job: Job) -> None:
-        """Take a flow out unfinished."""
+    def remove(self, job: Job, finished: bool = False) -> None:
+        """Take a flow out of every stage it holds (`finished`: it completed)."""
         now = self.env._now
         self.sync(now)
         self.flows.remove(job)
@@ -167,6 +167,8 @@ class FlowNetwork:
             st._advance(now)
             st.n -= 1
             st.flows.remove(job)
+            if finished:
+                st._record(job, now)
         self._changed()
 
     def _timer(self, ev: Event) -> None:
@@ -174,13 +176,5 @@ class FlowNetwork:
         gen, job = ev._value
         if gen != self.gen:
             return
-        now = self.env._now
-        self.sync(now)
-        self.flows.remove(job)
-        for st in job.stages:
-            st._advance(now)
-            st.n -= 1
-            st.flows.remove(job)
-            st._record(job, now)
-        self._changed()
+        self.remove(job, finished=True)
         fire(job)

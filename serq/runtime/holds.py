@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from simpy.events import Event
 
-from ..errors import SimulationError, shortest
+from ..errors import SimulationError, amount_error, shortest
 from .instant import READY, fire, timer
 from .pools import TOL, CacheEntry, Pool
 
@@ -149,12 +149,7 @@ class HoldManager:
     # -- helpers ----------------------------------------------------------------
     def _amount(self, value: float, text: str) -> float:
         if not value >= 0.0:
-            if value != value:
-                msg = f"{text}: the amount is NaN, not a number of units, tokens or seconds"
-            else:
-                msg = (f"{text}: the amount is {shortest(value)}; an amount of units, "
-                       "tokens or seconds is a number, and not negative")
-            raise SimulationError(msg, self.env._now)
+            raise amount_error(value, text, self.env._now)
         return value
 
     def _frame_of(self, s: Any, pool: Pool, what: str) -> tuple[HoldFrame, int]:
@@ -217,21 +212,12 @@ class HoldManager:
 
     def try_admit(self, pool: Pool) -> None:
         """Admit queue heads while they fit (§4.3–4.4)."""
-        while pool.queue:
-            frame = pool.select_candidate()
-            if frame not in pool.queue:
-                raise SimulationError(
-                    f"policy {type(pool).__name__}.select_candidate of pool `{pool.label}` "
-                    "returned a hold that is not waiting in its queue", self.env._now)
-            self._evaluate(frame)
-            if not all(p.has_room(frame.need[k]) for k, p in enumerate(frame.pools)):
-                return
-            pool.touch()
-            pool.queue.remove(frame)
-            self._admit(frame)
+        while pool.queue and self.admit_from(pool, inline=False):
+            pass
 
-    def admit_from(self, pool: Pool) -> bool:
-        """A step stage admits its served pool's candidate, and the admitted
+    def admit_from(self, pool: Pool, inline: bool = True) -> bool:
+        """Try the pool's candidate: admit it if it fits (the fit rule), else
+        stop (head-of-line blocking). `inline`: a step stage admits, and the
         session runs at once until it blocks (Part 04 §7 step 5)."""
         frame = pool.select_candidate()
         if frame not in pool.queue:
@@ -243,7 +229,7 @@ class HoldManager:
             return False
         pool.touch()
         pool.queue.remove(frame)
-        self._admit(frame, inline=True)
+        self._admit(frame, inline=inline)
         return True
 
     def _admit(self, frame: HoldFrame, inline: bool = False) -> None:

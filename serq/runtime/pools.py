@@ -271,29 +271,24 @@ class Pool:
         if not all(v.is_integer() for v in map(float, values)):
             return False
         excess = self.used + self.cached + units - self.cap
-        pieces = math.ceil(excess / b)
-        take = min(e.size, pieces * b)
+        self._shrink(e, min(e.size, math.ceil(excess / b) * b))
+        return True
+
+    def _shrink(self, e: CacheEntry, units: float) -> None:
+        """Eviction takes `units` from the tail of entry `e`."""
         self.touch()
-        e.size -= take
-        self.cached -= take
-        self.evicted_units += take
+        e.size -= units
+        self.cached -= units
+        self.evicted_units += units
         if e.size <= TOL:
             self.cached -= e.size
             del self.entries[e.key]
             self.evicted_entries += 1
-        return True
 
     def _evict_piece(self, e: CacheEntry) -> None:
         b = self.block
         piece = e.size if b is None else min(b, e.size)
-        self.touch()
-        e.size -= piece
-        self.cached -= piece
-        self.evicted_units += piece
-        if e.size <= TOL:
-            self.cached -= e.size
-            del self.entries[e.key]
-            self.evicted_entries += 1
+        self._shrink(e, piece)
         if self.spec.spill is not None:
             self.sim.holds.spill(self, e, piece)
 
