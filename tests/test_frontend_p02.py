@@ -254,7 +254,7 @@ def test_p02_stage_declarations():
     ("stage a : ps(-1);", "`ps(-1)`: a constant capacity must be positive"),
     ("stage a : ps(tokens);", "`tokens` is read in a ps stage's capacity"),
     ("stage now : delay;", "`now` is a name the language supplies"),
-    ("stage a : step { }", "`step` is not available in this build"),
+    ("stage a : step { }", "a step stage needs `cost`"),
 ])
 def test_p02_stage_errors(decl, message):
     assert message in error(decl).message

@@ -16,6 +16,7 @@ from .. import ir
 from ..errors import LinkError, ParseError, SerqError, UsageError
 from . import syntax as S
 from .consts import Constants, settings
+from .engines import lower_engines
 from .expand import expand
 from .layout import Flat, read_program
 from .lower import Lowerer, ir_stmts
@@ -77,6 +78,9 @@ def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:
     _check_workload_file(flat)
     items = expand(flat.items, flat.sources, opts["defs"])
     res = Resolver(flat.sources)
+    if workload is not None:
+        res.file_rank[workload[1]] = 0
+    items = lower_engines(res, items)
     consts = Constants(items, res, opts["sets"])
     consts.run()
     shaped = shape_program(items, flat.sources)

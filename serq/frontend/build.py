@@ -12,6 +12,7 @@ from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
 from .lexer import Token, number_value
+from .build_step import StepBuilder
 from .parser import parse_source
 
 DISTRIBUTIONS = ("exp", "det", "uniform", "erlang", "h2", "bernoulli")
@@ -21,7 +22,7 @@ def kind(obj: Any) -> str:
     return type(obj).__name__
 
 
-class Builder:
+class Builder(StepBuilder):
     """Converts one parsed file's textX model into syntax nodes."""
 
     def __init__(self, text: str, file: str, tokens: list[Token]):
@@ -238,6 +239,9 @@ class Builder:
     def i_StageDecl(self, o: Any):
         size = self.expr(o.size) if o.size is not None else None
         k = kind(o.kind)
+        if k == "StepKind":
+            return S.IStage(o.ident, size, "step", None, self.pos(o), self.pos(o, 1),
+                            self.step_clauses(o.kind), self.pos(o.kind))
         if k == "FifoKind":
             kd, arg = "fifo", (self.expr(o.kind.servers) if o.kind.servers is not None else None)
         elif k == "PsKind":
@@ -248,8 +252,11 @@ class Builder:
 
     def i_PoolDecl(self, o: Any):
         size = self.opt(o.size)
-        return S.IPool(o.ident, size, [self.pool_option(x) for x in o.options],
+        pool = S.IPool(o.ident, size, [self.pool_option(x) for x in o.options],
                        self.pos(o), self.pos(o, 1))
+        if o.on:
+            pool.on, pool.on_device, pool.on_pos = o.on, o.device or None, self.after(o, "on")
+        return pool
 
     def pool_option(self, o: Any) -> S.POption:
         k = kind(o)

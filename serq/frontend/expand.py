@@ -86,7 +86,7 @@ class Expander:
             if isinstance(item, S.IDef):
                 self.all_defs.setdefault(item.name, item)
         self.lets = {i.name for i in items if isinstance(i, S.ILet)}
-        self.stages = {i.name for i in items if isinstance(i, S.IStage)}
+        self.stages = {i.name for i in items if isinstance(i, (S.IStage, S.IEngine))}
         self.pools = {i.name for i in items if isinstance(i, S.IPool)}
         self.total = 0
         self.pending: list = []   # expression-definition uses in the statement at hand
@@ -179,10 +179,20 @@ class Expander:
         if isinstance(item, S.ISettings):
             return dataclasses.replace(item, settings=[(k, self.expr(e), p)
                                                        for k, e, p in item.settings])
-        if isinstance(item, S.IPool):
-            return dataclasses.replace(self.generic(item),
-                                       options=[self.expr(o) for o in item.options])
+        if isinstance(item, (S.IPool, S.IStage, S.IDevice, S.IEngine, S.IClaim)):
+            return self.deep(item)
         return self.generic(item)
+
+    def deep(self, node):
+        """Expand every expression inside a declaration (nested clauses too)."""
+        if isinstance(node, EXPR_TYPES):
+            return self.expr(node)
+        if isinstance(node, list):
+            return [self.deep(n) for n in node]
+        if not dataclasses.is_dataclass(node) or isinstance(node, Pos):
+            return node
+        return dataclasses.replace(node, **{f.name: self.deep(getattr(node, f.name))
+                                            for f in dataclasses.fields(node)})
 
     def generic(self, node):
         """Expand the expression fields of an item or clause."""
@@ -268,6 +278,8 @@ class Expander:
         entry = (f"in `{d.name}`, used at {pos.line}:{pos.col}", self.spans[d.name])
         for s in stmts_in(stmts):
             s.via = s.via + (entry,)
+            if isinstance(s, S.SServing):
+                s.site = pos  # a serving form is resolved where it is used (Part 05 §1.3)
 
     def check_statement_args(self, d: S.IDef, args: list, pos: Pos) -> None:
         body_sets = assigned(d.stmts)

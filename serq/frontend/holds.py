@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from .. import ir
@@ -14,7 +14,7 @@ from ..errors import shortest
 from ..ir import Pos
 from . import syntax as S
 from .bindings import ref_text
-from .resolve import ADMIT, SESSION, Resolver, fold
+from .resolve import ADMIT, SESSION, Moment, Resolver, fold
 from .show import show
 from .walk import first_draw, first_read
 
@@ -117,7 +117,15 @@ class HoldLinker:
         return out
 
     # --------------------------------------------------------------- hold
-    def admit(self, e: S.Expr, what: str, family: Optional[str], pos: Pos) -> ir.Expr:
+    def header_moment(self, h: S.SHold) -> Moment:
+        """The Admit moment of a hold's header: it reads the registers of the step
+        stage that admits the hold's first pool (Part 04 §9)."""
+        info = self.res.pools.get(h.pools[0].ref.name)
+        via = self.res.stages.get(info.admit_via) if info and info.admit_via else None
+        return replace(ADMIT, registers=frozenset(via.registers)) if via else ADMIT
+
+    def admit(self, e: S.Expr, what: str, family: Optional[str], pos: Pos,
+              moment: Moment = ADMIT) -> ir.Expr:
         """A header expression at the Admit moment."""
         draw = first_draw(e)
         if draw is not None:
@@ -125,20 +133,20 @@ class HoldLinker:
                                "first", draw.pos)
         self.check_cached(e)
         mark = len(self.res.cost_marks)
-        value = self.res.expr(e, ADMIT)
+        value = self.res.expr(e, moment)
         if family is not None:
             self.res.consumer(mark, {family}, pos)
         return value
 
-    def hold_pool(self, h: S.SHold, p: S.SHoldPool) -> ir.HoldPool:
+    def hold_pool(self, h: S.SHold, p: S.SHoldPool, m: Moment) -> ir.HoldPool:
         res = self.res
         ref = res.ref(p.ref, SESSION, {}, kind="pool")
         name = ref_text(p.ref)
-        units = self.admit(p.units, "units", p.ref.name, h.pos)
+        units = self.admit(p.units, "units", p.ref.name, h.pos, m)
         res.amount(units, f"hold {name}", ref.pos)
         reserve = None
         if p.reserve is not None:
-            reserve = self.admit(p.reserve, "`reserve`", p.ref.name, h.pos)
+            reserve = self.admit(p.reserve, "`reserve`", p.ref.name, h.pos, m)
             res.amount(reserve, f"hold {name} (…) reserve", ref.pos)
         u, r = fold(units), fold(reserve) if reserve is not None else None
         if u is not None and (reserve is None or r is not None):
@@ -162,8 +170,9 @@ class HoldLinker:
             raise res.err(f"`reuse` on a hold on `{label}` that has no `cache` clause: such "
                           "a hold consumes nothing of the session's cached prefix, so the "
                           "bound has nothing to bound", h.pos, CACHE_HELP)
+        m = self.header_moment(h)
         for b in h.bindings:
-            self.admit(b.value, "`at admission` bindings", None, h.pos)
+            self.admit(b.value, "`at admission` bindings", None, h.pos, m)
         seen: list[tuple[str, str]] = []
         pools = []
         for p in h.pools:
@@ -172,10 +181,10 @@ class HoldLinker:
                 raise res.err(f"a hold takes `{ref_text(p.ref)}` twice; hold it once, with "
                               "the units (and any reserve) added", p.ref.pos)
             seen.append(key)
-            pools.append(self.hold_pool(h, p))
+            pools.append(self.hold_pool(h, p, m))
         reuse = None
         if h.reuse is not None:
-            reuse = self.admit(h.reuse, "`reuse`", None, h.pos)
+            reuse = self.admit(h.reuse, "`reuse`", None, h.pos, m)
             res.amount(reuse, f"hold {label} (…) reuse", pools[0].ref.pos)
         lease_ref = None
         if h.lease is not None:

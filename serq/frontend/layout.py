@@ -15,7 +15,8 @@ from .build import parse_file_text
 
 ITEM_WORD = {S.IUse: "use", S.ILet: "let", S.IDef: "def", S.IStage: "stage", S.IPool: "pool",
              S.IShare: "share", S.IWorkload: "workload", S.ISettings: "run",
-             S.IGauge: "gauge", S.IFnMain: "fn"}
+             S.IGauge: "gauge", S.IFnMain: "fn", S.IDevice: "device", S.IEngine: "engine",
+             S.IClaim: "claim"}
 
 
 def item_word(item) -> str:

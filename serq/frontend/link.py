@@ -8,12 +8,14 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import ir
-from ..errors import LinkError, shortest
+from ..errors import LinkError, SerqError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .holds import HoldFrame, HoldLinker
 from .names import RESERVED, reserved_message
 from .resolve import SESSION, Resolver, fold, whole
+from .serving import find_stage
+from .steps import constant_guard
 from .show import show
 
 READ_ONLY = {"serial": "`serial` is the session's number, which the run assigns",
@@ -53,7 +55,7 @@ def passes_time(stmts: list) -> bool:
     return False
 
 
-def add_via_notes(e: LinkError, via: tuple) -> None:
+def add_via_notes(e: SerqError, via: tuple) -> None:
     """Add `note: in `f`, used at L:C` for each expansion the error lies in."""
     if e.pos is None:
         return
@@ -80,7 +82,7 @@ class StatementLinker(HoldLinker):
     def stmt(self, s) -> ir.Stmt:
         try:
             return getattr(self, "l_" + type(s).__name__)(s)
-        except LinkError as e:
+        except SerqError as e:
             add_via_notes(e, s.via)
             raise
 
@@ -111,16 +113,7 @@ class StatementLinker(HoldLinker):
 
     def guard(self, g: S.Expr, head: str, pos: Pos, loop: bool = False) -> ir.Expr:
         value = self.expr(g)
-        k = fold(value)
-        if k is not None and k not in (0.0, 1.0):
-            text = f"`{head} ({shortest(k)})`"
-            if loop:
-                raise self.res.err(f"{text}: the guard is not 0 or 1", pos)
-            if 0 < k < 1:
-                raise self.res.err(f"{text} is not a test: a guard is 0 or 1; a constant "
-                                   "strictly between them is a probability. Write "
-                                   f"`branch with ({shortest(k)})`", pos)
-            raise self.res.err(f"{text} is not a test: a guard is 0 or 1", pos)
+        constant_guard(self.res, value, head, pos, loop)
         return value
 
     def l_SIf(self, s: S.SIf) -> ir.Stmt:
@@ -167,26 +160,47 @@ class StatementLinker(HoldLinker):
         first = s.stages[0]
         at = Pos(first.pos.file, first.pos.line, first.pos.col, len(first.name))
         refs = [res.ref(r, SESSION, {}) for r in s.stages]
-        if s.mode is not None:
-            info = res.stages[first.name]
-            raise res.err(f"`{s.mode}` is a mode of a step stage; `{first.name}` is a "
-                          f"{info.kind} stage", at)
-        if s.growing is not None:
-            self.growing(s.growing)
-            info = res.stages[first.name]
-            raise res.err(f"`growing` belongs to a run on a step stage; `{first.name}` is "
-                          f"a {info.kind} stage", at,
-                          "step stages are not available in this build")
+        if len(s.stages) > 1:
+            self.multi(s, at)
+            if s.mode is not None or s.growing is not None:
+                raise res.err("a run over several stages takes no mode and no `growing`",
+                              at)
+        growing = self.growing(s.growing) if s.growing is not None else None
+        self.mode(s, at)
         mark = len(res.cost_marks)
         work = self.expr(s.work)
         res.consumer(mark, {r.name for r in s.stages}, s.pos)
-        head = f"run {', '.join(show(r) for r in s.stages)}"
+        head = f"run {', '.join(show(r) for r in s.stages)}" + \
+            (f" {s.mode}" if s.mode else "")
         res.amount(work, head, at)
-        run = ir.Run(refs, work, text=f"{head} ({show(s.work)})", pos=s.pos)
+        text = f"{head} ({show(s.work)})" + (f" growing {show(s.growing)}"
+                                              if s.growing is not None else "")
+        run = ir.Run(refs, work, s.mode, growing, text=text, pos=s.pos)
         if len(s.stages) > 1:
-            self.multi(s, at)
             self.multi_runs.append((run, s))
         return run
+
+    def mode(self, s: S.SRun, at: Pos) -> None:
+        """A mode is required on a step stage and forbidden elsewhere; `growing`
+        belongs to a step stage (Part 04 §4)."""
+        res, name = self.res, s.stages[0].name
+        kind = res.stages[name].kind
+        if kind == "step" and s.mode is None:
+            raise res.err(f"`run {name} (…)`: a run on a step stage says what it computes: "
+                          f"`run {name} prefill (T)` or `run {name} decode (T)`", at)
+        if kind != "step" and s.mode is not None:
+            raise res.err(f"`{s.mode}` is a mode of a step stage; `{name}` is a {kind} "
+                          "stage", at)
+        if kind != "step" and s.growing is not None:
+            raise res.err(f"`growing` belongs to a run on a step stage; `{name}` is a "
+                          f"{kind} stage", at)
+
+    def l_SServing(self, s: S.SServing) -> ir.Stmt:
+        """A serving form is the run on the stage it finds (Part 05 §1.2)."""
+        stage = find_stage(self.res, s)
+        mode = s.role if self.res.stages[stage.name].kind == "step" and \
+            s.role != "tool" else None
+        return self.l_SRun(S.SRun([stage], mode, s.work, s.growing, s.pos, via=s.via))
 
     def multi(self, s: S.SRun, at: Pos) -> None:
         """The rules of a run over several stages (Part 04 §3)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from typing import Optional
 
 from .. import ir
@@ -14,11 +15,13 @@ from ..ir import Pos
 from . import syntax as S
 from .consts import Constants
 from .bindings import leased_pools, prepare_holds
+from .claims import lower_claims
 from .link import StatementLinker, target_error
 from .names import RESERVED, reserved_message
 from .pools import PoolLowerer, family_size
 from .resolve import GAUGE, PS, RENEWAL, Resolver, StageInfo, fold, whole
 from .shapes import Shaped
+from .steps import StepLinker
 from .trace import read_trace
 from .walk import stmts_in
 
@@ -38,6 +41,7 @@ class Lowerer:
         self.consts = consts
         self.trace_override = trace_override
         self.program = ir.Program(file=label)
+        self.steps = StepLinker(res)
 
     def of(self, kind) -> list:
         return [i for i in self.items if isinstance(i, kind)]
@@ -53,7 +57,8 @@ class Lowerer:
                     f"`{st.name}` declared at {res.stages[st.name].pos.line}:"
                     f"{res.stages[st.name].pos.col}"])
             size = family_size(res, self.consts, st)
-            res.stages[st.name] = StageInfo(st.name, st.kind, size, st.name_pos)
+            res.stages[st.name] = StageInfo(st.name, st.kind, size, st.name_pos,
+                                            order=res.order_key(st.name_pos))
 
     def lower_stages(self) -> None:
         res = self.res
@@ -66,6 +71,8 @@ class Lowerer:
                     raise res.err(f"`fifo({shortest(c)})`: the number of servers is a "
                                   "positive whole number", st.name_pos)
                 stage.servers = int(c)
+            if st.kind == "step":
+                stage.step = self.steps.lower(st, info)
             if st.kind == "ps":
                 stage.capacity = res.expr(st.arg, PS)
                 k = fold(stage.capacity)
@@ -197,7 +204,8 @@ class Lowerer:
             if g.name in observed:
                 raise res.err(f"`{g.name}` is a gauge and an `observe`: one name would be "
                               "two statistics", g.name_pos)
-            self.program.gauges.append(ir.Gauge(g.name, res.expr(g.value, GAUGE),
+            moment = replace(GAUGE, registers=frozenset(res.registers))
+            self.program.gauges.append(ir.Gauge(g.name, res.expr(g.value, moment),
                                                 g.name_pos))
 
     def observations(self) -> None:
@@ -222,12 +230,17 @@ class Lowerer:
         sh = self.shaped
         sh.session = prepare_holds(self.res, sh.init, sh.turn, sh.session)
         self.attributes()
+        for st in self.of(S.IStage):
+            if st.kind == "step":
+                self.steps.declare_registers(st, self.res.stages[st.name])
         self.workload()
         self.lower_stages()
         self.program.pools = pools.lower()
         self.code()
         self.observations()
         self.gauges()
+        self.res.observations = set(self.program.observations)
+        self.program.claims = lower_claims(self.res, self.of(S.IClaim))
         return self.program
 
 

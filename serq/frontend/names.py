@@ -12,6 +12,7 @@ POOL_OBSERVABLES = {"used": 1, "free": 1, "cachedin": 1, "holders": 1,
 STEP_OBSERVABLES = {"budget_left": 1}
 OBSERVABLES = {**STAGE_OBSERVABLES, **POOL_OBSERVABLES, **STEP_OBSERVABLES}
 AGGREGATES = ("sum", "max", "min")
+OBS_AGGREGATES = ("total", "count", "largest", "smallest", "prefix_total")
 
 KEYWORDS = set("""admission admit arrivals arrive at batch bernoulli block branch
 budget by cache cap choose chunk claim closed cost decode def delay det device drop
@@ -21,8 +22,10 @@ mark maxmin memory nic none observe on only ordered poisson pool preempt prefill
 pull queue release renewal request reserve reuse run schedule seed serve server
 session set share spill stage step sum tool to trace transfer turn uniform use via
 warmup when while with workload advance bottleneck each every execute gateway granule
-head held iteration most of requeue route self some state tail""".split())
-WORDS = KEYWORDS | set(ARITH) | set(OBSERVABLES) | set(DRAWS) | set(AGGREGATES)
+head held iteration most of requeue route self some state tail scheduler worker
+forward running waiting""".split())
+WORDS = KEYWORDS | set(ARITH) | set(OBSERVABLES) | set(DRAWS) | set(AGGREGATES) | \
+    set(OBS_AGGREGATES)
 
 # moment -> how a message names it
 MOMENTS = {
@@ -34,12 +37,13 @@ MOMENTS = {
     "budget": "a step stage's budget or chunk",
     "step": "a step stage's cost, after the iteration",
     "serve": "a `serve by` key or an `only` predicate",
+    "only": "an `only` predicate",
     "victim": "a pool's `preempt by` keys",
     "plan": "a step stage's iteration body, read as the iteration is planned",
     "gauge": "a gauge",
     "given": "a claim's `given`",
     "iteration": "a claim over iterations, read when an iteration starts",
-    "end": "a claim at end",
+    "end": "a claim `at end`",
     "constant": "a constant",
     "renewal": "a renewal gap",
 }
@@ -61,7 +65,6 @@ CONTEXT = {
 }
 ENGINE_LISTS = ("running", "waiting", "batch")
 RESERVED = {"inf", "now"} | set(CONTEXT) | set(ENGINE_LISTS)
-NOW_MOMENTS = set(MOMENTS) - {"gauge", "given", "constant", "renewal"}
 
 
 def moments_text(moments) -> str:

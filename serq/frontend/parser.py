@@ -29,20 +29,20 @@ GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 # construct keyword -> (what the next token must be, description)
 UNSUPPORTED = {
-    "queue": ("id", "queues (Part 05)"),
-    "claim": ("id", "claims (Part 06)"),
-    "device": ("id", "devices (Part 04 §11)"),
-    "engine": ("id", "engines (Part 04 §11)"),
-    "prefill": ("id(", "the serving form `prefill` (Part 05)"),
-    "decode": ("id(", "the serving form `decode` (Part 05)"),
-    "tool": ("id(", "the serving form `tool` (Part 05)"),
-    "transfer": ("id(", "the serving form `transfer` (Part 05)"),
+    "queue": ("id", "queues (Part 05 §2) are not implemented"),
+    "transfer": ("id(", "the serving form `transfer` (Part 05 §1) is not implemented"),
+}
+UNSUPPORTED_HELP = {
+    "queue": "declare the queue's pools and stage as `pool` and `stage` items and "
+             "write its entries in the server",
+    "transfer": "write the kernel statements it stands for: "
+                "`run link (x); load Q (n); release P;`",
 }
 
 STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
                    "loop", "while", "choose", "run"}
 ITEM_WORDS = {"stage", "workload", "session", "server", "gauge", "share", "use",
-              "let", "def"}
+              "let", "def", "device", "engine", "claim"}
 SETTING_WORDS = {"horizon", "warmup", "seed", "arrivals"}
 POOL_OPTION_WORDS = {"cap", "block", "evict", "preempt", "queue", "reserve", "admit", "spill"}
 OPERATORS = {"^", "*", "/", "+", "-", "<=", ">=", "==", "!=", "<", ">", "&&", "||", "?"}
@@ -87,24 +87,16 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
                              help="a server reads the session's attributes directly: "
                                   "write `server { … }`")
         after = tokens[i + 2].text if i + 2 < len(tokens) else ""
-        word = tok.text
-        if tok.text == "step" and prev == ":" and nxt.text == "{":
-            what = "step stages (`stage … : step { … }`, Part 04 §5)"
-        elif tok.text == "pool" and nxt.kind == "id" and after == "on":
-            word, what = "pool … on", "pools on devices and engines (Part 04 §11)"
-        elif tok.text in UNSUPPORTED and prev in (";", "{", "}"):
-            need, what = UNSUPPORTED[tok.text]
-            ok = nxt.kind == "id" or (need == "id(" and nxt.text == "(")
-            if tok.text == "queue" and after in ("(", ";"):
-                ok = False  # a pool's `queue fifo;` / `queue by (…);` option
-            if not ok:
-                continue
-        else:
+        if tok.text not in UNSUPPORTED or prev not in (";", "{", "}"):
             continue
-        raise ParseError(f"`{word}` is not available in this build: {what} "
-                         "are not implemented",
-                         Pos(file, tok.line, tok.col, len(tok.text)), source=text,
-                         help="this build runs stages, runs, pools, holds, workloads and gauges")
+        need, what = UNSUPPORTED[tok.text]
+        ok = nxt.kind == "id" or (need == "id(" and nxt.text in ("(", "["))
+        if tok.text == "queue" and after in ("(", ";"):
+            ok = False  # a pool's `queue fifo;` / `queue by (…);` option
+        if ok:
+            raise ParseError(f"`{tok.text}` is not available in this build: {what}",
+                             Pos(file, tok.line, tok.col, len(tok.text)), source=text,
+                             help=UNSUPPORTED_HELP[tok.text])
 
 
 def rule_names(rules: list[Any]) -> list[str]:

@@ -4,6 +4,7 @@
 `reserve held` and `admit via`."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional, Union
 
 from .. import ir
@@ -11,7 +12,8 @@ from ..errors import shortest
 from . import syntax as S
 from .consts import Constants
 from .names import RESERVED, reserved_message
-from .resolve import EVICT, SELECT, VICTIM, PoolInfo, Resolver, fold, whole
+from .resolve import EVICT, SELECT, VICTIM, Moment, PoolInfo, Resolver, fold, whole
+from .steps import pair
 from .walk import first_call, first_draw, first_read
 
 OPTION_TEXT = {"cap": "cap", "block": "block", "evict": "evict", "preempt": "preempt",
@@ -63,6 +65,8 @@ class PoolLowerer:
                 info.cap = self.cap(p.name, opts["cap"].exprs[0])
             if "block" in opts:
                 info.block = self.block(p.name, opts["block"].exprs[0])
+            if "admit" in opts:
+                info.admit_via = opts["admit"].refs[0].name
             res.pools[p.name] = info
 
     def constant(self, pool: str, key: str, e: S.Expr) -> float:
@@ -99,26 +103,36 @@ class PoolLowerer:
         pool.reserve_held = "reserve" in opts
         if "evict" in opts and opts["evict"].form == "by":
             pool.evict = [self.res.expr(k, EVICT) for k in opts["evict"].exprs]
+        select = SELECT
+        if "admit" in opts:
+            pool.admit_via = self.admit_via(p.name, info.size, opts["admit"].refs[0])
+            regs = self.res.stages[pool.admit_via.name].registers
+            select = replace(SELECT, registers=frozenset(regs))
         if "queue" in opts and opts["queue"].form == "by":
-            pool.queue = self.queue_keys(p.name, opts["queue"].exprs)
+            pool.queue = self.queue_keys(p.name, opts["queue"].exprs, select)
         if "preempt" in opts:
             self.preempt(pool, opts["preempt"])
-        if "admit" in opts:
-            stage = opts["admit"].refs[0]
-            ref = self.res.ref(stage, SELECT, {})
-            raise self.res.err(f"`admit via {stage.name}`: `{stage.name}` is not a step "
-                               "stage (it runs no iterations)", ref.pos,
-                               "step stages are not available in this build")
         if "spill" in opts:
             pool.spill = self.spill(p.name, opts["spill"])
         return pool
 
-    def queue_keys(self, pool: str, keys: list[S.Expr]) -> list[ir.Expr]:
+    def admit_via(self, pool: str, size: Optional[int], stage: S.EName) -> ir.Ref:
+        """`admit via S`: S is a step stage, paired member for member (§2.3)."""
+        ref = pair(self.res, pool, size, "admit via", stage, "stage")
+        kind = self.res.stages[stage.name].kind
+        if kind != "step":
+            raise self.res.err(f"`admit via {stage.name}`: `{stage.name}` is not a step "
+                               f"stage (it runs no iterations)", ref.pos,
+                               f"`{stage.name}` is a {kind} stage; a pool is admitted by "
+                               "the iterations of a `step` stage")
+        return ref
+
+    def queue_keys(self, pool: str, keys: list[S.Expr], moment: Moment) -> list[ir.Expr]:
         draw = first_draw(keys)
         if draw is not None:
             raise self.res.err(f"pool `{pool}`: a queue key may not draw; sample into an "
                                "attribute first", draw.pos)
-        return [self.res.expr(k, SELECT) for k in keys]
+        return [self.res.expr(k, moment) for k in keys]
 
     def preempt(self, pool: ir.Pool, o: S.POption) -> None:
         if o.form == "none":

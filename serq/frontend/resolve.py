@@ -18,13 +18,19 @@ from ..errors import LinkError, ParseError, shortest
 from ..ir import Pos
 from . import arith
 from . import syntax as S
-from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, NOW_MOMENTS, POOL_OBSERVABLES,
+from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES, POOL_OBSERVABLES,
                     RESERVED, STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
 
 
 @dataclass(frozen=True)
 class Moment:
-    """Where an expression is evaluated, and what it may therefore read."""
+    """Where an expression is evaluated, and what it may therefore read.
+
+    `ctx` is the moment whose context variables it reads (default `name`);
+    `registers` the step-stage registers it may read (Part 04 §9); `obs` the
+    observables it may read (None: all); `no_obs` why one is refused; `own`
+    the step stage whose `budget_left` it may not read; `const_index` that
+    a stage or pool it reads is named by a number (gauges, claims)."""
 
     name: str
     draws: bool = True
@@ -32,11 +38,22 @@ class Moment:
     observables: bool = True
     hidden: bool = True
     refuse: Optional[str] = None  # one message for everything not a constant/draw
+    ctx: Optional[str] = None
+    now: bool = True
+    registers: frozenset = frozenset()
+    obs: Optional[frozenset] = None
+    no_obs: str = ""
+    no_draw: Optional[str] = None
+    own: Optional[str] = None
+    const_index: bool = False
 
 
 SESSION = Moment("session")
 PS = Moment("ps", hidden=False)
-GAUGE = Moment("gauge", draws=False, attrs=False, hidden=False)
+GAUGE = Moment("gauge", draws=False, attrs=False, hidden=False, now=False,
+               obs=(frozenset(STAGE_OBSERVABLES) | frozenset(POOL_OBSERVABLES))
+               - {"work", "cachedin"}, const_index=True,
+               no_obs="a gauge cannot read `{fn}(…)`")
 RENEWAL = Moment("renewal", attrs=False, observables=False, hidden=False,
                  refuse="renewal arrival may use only constants and sampled distributions")
 CONSTANT = Moment("constant", draws=False, attrs=False, observables=False, hidden=False)
@@ -45,17 +62,26 @@ SELECT = Moment("select", draws=False, hidden=False)
 EVICT = Moment("evict", hidden=False)
 VICTIM = Moment("victim", draws=False, hidden=False)
 
-HELP = {"stage": "declare it with `stage NAME : fifo;` (or ps, delay)",
+NOW_HELP = {"only": "an engine whose residents `only` all excludes waits for an event, "
+                    "and the clock moving is none",
+            "plan": "an engine whose body schedules nothing waits for an event, and the "
+                    "clock moving is none"}
+
+HELP = {"stage": "declare it with `stage NAME : fifo;` (or ps, delay, step)",
         "pool": "declare it with `pool NAME { cap N; }`"}
 
 
 @dataclass
 class StageInfo:
+    """A declared stage; `order` is where it is declared (Part 05 §1.3)."""
+
     name: str
     kind: str
     size: Optional[int]
     pos: Pos
     capacity: Optional[float] = None  # a ps stage's constant capacity
+    order: tuple = ()
+    registers: tuple = ()             # a step stage's register names
 
 
 @dataclass
@@ -65,6 +91,7 @@ class PoolInfo:
     pos: Pos
     cap: float = math.inf
     block: Optional[float] = None
+    admit_via: Optional[str] = None   # the stage named by `admit via`
 
 
 def fold(e: ir.Expr) -> Optional[float]:
@@ -104,6 +131,15 @@ class Resolver:
     pools: dict = field(default_factory=dict)           # name -> PoolInfo
     hidden: set = field(default_factory=set)
     cost_marks: list = field(default_factory=list)      # families named by cost(…)
+    registers: dict = field(default_factory=dict)       # register -> (stage, Pos)
+    observations: set = field(default_factory=set)      # observe names (claims)
+    resources: dict = field(default_factory=dict)       # device time resource -> device
+    file_rank: dict = field(default_factory=dict)       # file -> rank (workload file 0)
+
+    def order_key(self, pos: Pos) -> tuple:
+        """Where `pos` stands in the program text: a --workload file's items come
+        before the program's (Part 01 §2.8)."""
+        return (self.file_rank.get(pos.file, 1), pos.line, pos.col)
 
     # --------------------------------------------------------------- errors
     def err(self, message: str, pos: Optional[Pos], help: Optional[str] = None,
@@ -142,10 +178,22 @@ class Resolver:
         return ir.Cond(self.expr(e.cond, m, scope), self.expr(e.then, m, scope),
                        self.expr(e.other, m, scope))
 
+    def register_error(self, n: str, m: Moment, pos: Pos) -> LinkError:
+        stage = self.registers[n][0]
+        return self.err(f"`{n}` is stage `{stage}`'s register (`state`), read in "
+                        f"{moments_text([m.name])}, apart from `{stage}`'s iterations", pos,
+                        "a register is read by its stage, the `queue by` keys of a pool "
+                        "it admits, the header of a hold whose first pool it admits, a "
+                        "gauge or a claim")
+
     def r_EName(self, e: S.EName, m: Moment, scope: dict) -> ir.Expr:
+        if e.fields and e.name in ENGINE_LISTS:
+            raise self.err(f"`{e.name}.{'.'.join(e.fields)}` is a value of an engine, read "
+                           "in its `tokens cap`, `schedule` and `execute`",
+                           Pos(e.pos.file, e.pos.line, e.pos.col, len(e.name)))
         if e.fields:
-            raise ParseError(f"`{e.name}.{'.'.join(e.fields)}`: dotted reads (queues, "
-                             "engines) are not available in this build",
+            raise ParseError(f"`{e.name}.{'.'.join(e.fields)}`: dotted reads of queues "
+                             "(Part 05 §2) are not available in this build",
                              Pos(e.pos.file, e.pos.line, e.pos.col, 1),
                              source=self.sources.get(e.pos.file))
         n = e.name
@@ -168,17 +216,23 @@ class Resolver:
         if n == "now":
             if m.name == "constant":
                 raise self.err("`now` is not a constant", e.pos)
-            if m.name not in NOW_MOMENTS:
-                raise self.err(f"`now` is not available in {moments_text([m.name])}", e.pos)
+            if not m.now:
+                raise self.err(f"`now` is not available in {moments_text([m.name])}", e.pos,
+                               NOW_HELP.get(m.name))
             return ir.Now()
         if n in CONTEXT:
-            if m.name not in CONTEXT[n]:
+            if (m.ctx or m.name) not in CONTEXT[n]:
                 raise self.err(f"`{n}` is read in {moments_text([m.name])}, but it exists "
                                f"only in {moments_text(CONTEXT[n])}", e.pos)
             return ir.Ctx(n)
         if n in ENGINE_LISTS:
-            raise self.err(f"`{n}` is an engine list, read only in an engine's schedule; "
-                           "engines are not available in this build", e.pos)
+            raise self.err(f"`{n}` is an engine list: an engine reads one of its values, as "
+                           f"`{n}.count`, in its `tokens cap`, `schedule` or `execute`",
+                           e.pos)
+        if n in self.registers:
+            if n not in m.registers:
+                raise self.register_error(n, m, e.pos)
+            return ir.Ctx(n)
         if n in self.attributes:
             if m.name == "constant":
                 raise self.err(f"`{n}` is not a constant", e.pos,
@@ -201,7 +255,7 @@ class Resolver:
     def r_EDraw(self, e: S.EDraw, m: Moment, scope: dict) -> ir.Expr:
         if not m.draws:
             msg = "a constant cannot sample" if m.name == "constant" else \
-                f"{moments_text([m.name])} cannot sample"
+                m.no_draw or f"{moments_text([m.name])} cannot sample"
             raise self.err(msg, e.pos)
         want = DRAWS[e.dist]
         if len(e.args) != want:
@@ -215,6 +269,11 @@ class Resolver:
         table = ARITH if fn in ARITH else STAGE_OBSERVABLES if fn in STAGE_OBSERVABLES \
             else POOL_OBSERVABLES if fn in POOL_OBSERVABLES else STEP_OBSERVABLES \
             if fn in STEP_OBSERVABLES else None
+        if table is None and fn in OBS_AGGREGATES:
+            return self.aggregate(e, m, pos)
+        if table is None and fn in self.resources:
+            raise self.err(f"`{fn}` is a time resource of device `{self.resources[fn]}`, "
+                           "read only in the `execute` of the engine on it", pos)
         if table is None:
             raise self.err(f"unknown function `{fn}`", pos)
         if len(e.args) != table[fn]:
@@ -226,16 +285,14 @@ class Resolver:
         if m.name == "constant":
             raise self.err(f"`{fn}(…)` reads the state of the program and is not a "
                            "constant", pos)
-        if m.name == "gauge" and fn in ("work", "cachedin"):
-            raise self.err(f"a gauge cannot read `{fn}(…)`", pos)
+        if not m.observables or (m.obs is not None and fn not in m.obs and fn != "blocksize"):
+            raise self.err(m.no_obs.format(fn=fn, moment=moments_text([m.name])), pos)
         arg = e.args[0]
         if not isinstance(arg, S.EName) or arg.fields:
             raise self.err(f"`{fn}` reads a stage or a pool: give its name", pos)
+        ref = self.ref(arg, m, scope, kind="pool" if table is POOL_OBSERVABLES else "stage")
         if table is STEP_OBSERVABLES:
-            raise self.err(f"unknown step stage `{arg.name}`",
-                           Pos(arg.pos.file, arg.pos.line, arg.pos.col, len(arg.name)),
-                           "step stages are not available in this build")
-        ref = self.ref(arg, m, scope, kind="stage" if table is STAGE_OBSERVABLES else "pool")
+            self.budget_left(arg.name, m, pos)
         if fn == "blocksize":
             block = self.pools[arg.name].block
             if block is None:
@@ -244,6 +301,33 @@ class Resolver:
             return ir.Num(block)
         extra = [self.expr(a, m, scope) for a in e.args[1:]]
         return ir.Observable(fn, ref, extra)
+
+    def budget_left(self, stage: str, m: Moment, pos: Pos) -> None:
+        """`budget_left(S)` names a step stage, and not at S's own plan (§7.1)."""
+        kind = self.stages[stage].kind
+        if kind != "step":
+            raise self.err(f"`budget_left({stage})`: `{stage}` is a {kind} stage; only a "
+                           "step stage has a token budget", pos)
+        if m.own == stage:
+            raise self.err(f"{moments_text([m.name])} may not read its own stage's "
+                           f"`budget_left({stage})`: it plans an iteration, and the body is "
+                           "the plan", pos)
+
+    def aggregate(self, e: S.ECall, m: Moment, pos: Pos) -> ir.Expr:
+        """`total(o)` … `prefix_total(o)`, read only by a claim `at end` (Part 06 §8.2)."""
+        fn = e.fn
+        if m.name != "end":
+            raise self.err(f"`{fn}(…)` aggregates the run's observations and is read only "
+                           f"by a claim `at end`, but is read in {moments_text([m.name])}",
+                           pos)
+        arg = e.args[0] if len(e.args) == 1 else None
+        if not isinstance(arg, S.EName) or arg.fields or arg.index is not None:
+            raise self.err(f"`{fn}` takes the name of an `observe`, as `{fn}(latency)`", pos)
+        if arg.name not in self.observations:
+            raise self.err(f"`{fn}({arg.name})`: `{arg.name}` is not an `observe` of the "
+                           "program", Pos(arg.pos.file, arg.pos.line, arg.pos.col,
+                                          len(arg.name)))
+        return ir.ObsAggregate(fn, arg.name)
 
     def cost(self, e: S.ECall, m: Moment, scope: dict) -> ir.Expr:
         pos = Pos(e.pos.file, e.pos.line, e.pos.col, 4)
@@ -344,8 +428,9 @@ class Resolver:
         else:
             index = self.expr(e.index, m, scope)
         k = fold(index)
-        if k is None and m.name == "gauge":
-            raise self.err("a gauge's index is a number or an aggregate's index, not "
+        if k is None and m.const_index:
+            what = "a gauge" if m.name == "gauge" else moments_text([m.name])
+            raise self.err(f"{what}'s index is a number or an aggregate's index, not "
                            "read from the state", pos)
         if k is not None:
             if not whole(k) or not 0 <= k < info.size:

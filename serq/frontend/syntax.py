@@ -226,8 +226,108 @@ class SPoolStmt(SBase):
     pos: Pos
 
 
+@dataclass
+class SServing(SBase):
+    """A serving form `prefill W;`, `decode[j] W growing P;`, `tool on S (W);`
+    (Part 05 §1). `site` is where the form is resolved: the position of the
+    outermost definition use it came through (its own position otherwise)."""
+
+    role: str
+    index: Optional[Expr]
+    on: Optional[EName]
+    work: Expr
+    growing: Optional[EName]
+    pos: Pos
+    site: Optional[Pos] = None
+
+
 Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
-             SRun, SUse, SMark, SHold, SPoolStmt]
+             SRun, SUse, SMark, SHold, SPoolStmt, SServing]
+
+
+# ------------------------------------------- step stages, schedules (Part 04)
+@dataclass
+class SOrder:
+    """A serving order: `admission`, `decode first` ("first") or `by (keys)`."""
+
+    kind: str
+    keys: list[Expr]
+    pos: Pos
+
+
+@dataclass
+class TServe:
+    """`serve [only (p)] [order]` (kernel) or `advance running …` (engine)."""
+
+    keyword: str
+    only: Optional[Expr]
+    order: Optional[SOrder]
+    at_most: Optional[Expr]
+    pos: Pos
+
+
+@dataclass
+class TAdmit:
+    """`admit [only (p)] [while (e)]` (kernel) or `admit waiting …` (engine)."""
+
+    keyword: str
+    only: Optional[Expr]
+    cond: Optional[Expr]
+    at_most: Optional[Expr]
+    pos: Pos
+
+
+@dataclass
+class TExclusive:
+    """`exclusive prefill [each at most (c)];` of an engine's schedule."""
+
+    at_most: Optional[Expr]
+    pos: Pos
+
+
+@dataclass
+class TIf:
+    """`branch (g) { … } [else { … }]` or `if …` in an iteration body."""
+
+    keyword: str
+    guard: Expr
+    then: list
+    other: list
+    pos: Pos
+
+
+@dataclass
+class TSet:
+    """`set x = e;` on a register."""
+
+    name: str
+    value: Expr
+    pos: Pos
+    name_pos: Pos
+
+
+TStmt = Union[TServe, TAdmit, TExclusive, TIf, TSet]
+
+
+@dataclass
+class StepClause:
+    """A clause of a step stage (`budget`, `cost`, `chunk`, `granule`,
+    `memory`, `state`, `serve`, `iteration`) or of an engine (`tokens`,
+    `granule`, `state`, `schedule`, `execute`). `at_most` marks a chunk
+    written as an engine's `each at most` (Part 04 §11.2)."""
+
+    key: str
+    pos: Pos
+    value: Optional[Expr] = None
+    ref: Optional[EName] = None
+    name: str = ""
+    name_pos: Optional[Pos] = None
+    exclusive: bool = False
+    only: Optional[Expr] = None
+    order: Optional[SOrder] = None
+    stmts: list = field(default_factory=list)
+    lets: list = field(default_factory=list)   # SBinding, a schedule's `let`s
+    at_most: bool = False
 
 
 # ----------------------------------------------------------------------- items
@@ -266,13 +366,27 @@ class IDef:
 
 
 @dataclass
+class EngineOf:
+    """What a step stage generated from `engine E on D` remembers of it."""
+
+    device: str
+    device_size: Optional[Expr]
+    device_pos: Pos
+
+
+@dataclass
 class IStage:
+    """A stage declaration; a step stage's clauses are in `clauses`."""
+
     name: str
     size: Optional[Expr]
     kind: str
     arg: Optional[Expr]
     pos: Pos
     name_pos: Pos
+    clauses: list = field(default_factory=list)
+    kind_pos: Optional[Pos] = None
+    engine: Optional[EngineOf] = None
 
 
 @dataclass
@@ -292,11 +406,16 @@ class POption:
 
 @dataclass
 class IPool:
+    """A pool; `on` (and `on_device`) for `pool P on D` / `pool P on E.D`."""
+
     name: str
     size: Optional[Expr]
     options: list[POption]
     pos: Pos
     name_pos: Pos
+    on: Optional[str] = None
+    on_device: Optional[str] = None
+    on_pos: Optional[Pos] = None
 
 
 @dataclass
@@ -369,6 +488,65 @@ class IGauge:
 
 
 @dataclass
+class DevCap:
+    """`NAME [[N]] cap c;` of a device or an engine."""
+
+    name: str
+    size: Optional[Expr]
+    value: Expr
+    pos: Pos
+
+
+@dataclass
+class DevResource:
+    """`NAME(params) = e;`: a device's time resource (inlined in `execute`)."""
+
+    name: str
+    params: list[str]
+    value: Expr
+    pos: Pos
+
+
+@dataclass
+class IDevice:
+    name: str
+    size: Optional[Expr]
+    caps: list[DevCap]
+    resources: list[DevResource]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class IEngine:
+    """`engine E [[N]] on D { … }`: `clauses` are StepClauses keyed
+    tokens, granule, state, schedule, execute."""
+
+    name: str
+    size: Optional[Expr]
+    device: str
+    device_pos: Pos
+    caps: list[DevCap]
+    clauses: list[StepClause]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class IClaim:
+    """`claim NAME [given (g)] : every|some iteration of S (e);` or `at end (e)`;
+    kind is every_iteration, some_iteration or at_end."""
+
+    name: str
+    kind: str
+    stage: Optional[EName]
+    value: Expr
+    given: Optional[Expr]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
 class IFnMain:
     name: str
     items: list
@@ -379,7 +557,7 @@ class IFnMain:
 
 
 Item = Union[IUse, ILet, IDef, IStage, IPool, IShare, IWorkload, IBlock, ISettings,
-             IGauge, IFnMain]
+             IGauge, IFnMain, IDevice, IEngine, IClaim]
 
 
 @dataclass

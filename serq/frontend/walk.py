@@ -95,3 +95,13 @@ def first_read(node, names):
 def first_call(node, fns):
     """The first call under `node` of a function in `fns`, or None."""
     return first(node, lambda n: isinstance(n, S.ECall) and n.fn in fns)
+
+
+def rewrite(node, fn: Callable):
+    """A copy of `node` in which every node n, children first, is replaced by fn(n)."""
+    if isinstance(node, list):
+        return [rewrite(n, fn) for n in node]
+    if not dataclasses.is_dataclass(node) or isinstance(node, Pos):
+        return node
+    changes = {f.name: rewrite(getattr(node, f.name), fn) for f in dataclasses.fields(node)}
+    return fn(dataclasses.replace(node, **changes))
