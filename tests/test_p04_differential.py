@@ -231,6 +231,19 @@ DET["body_two_serves_while"] = (pooled("budget 8; cost 1; iteration { serve only
 DET["body_admit_only"] = (pooled("budget 8; cost 1; iteration { serve; admit only (decoders == 0) while (!preempted); }", cap=5), H)
 DET["body_branch_else"] = (pooled("budget 8; cost 1; state t = 0; iteration { branch (t == 0) { serve decode first; admit; } else { serve by (remaining); admit while (admitted < 1); } set t = 1 - t; }", cap=5), H)
 
+# the stage observables on a step stage (Part 01 §8: `queue` = residents,
+# `busy` = jobs scheduled in the running iteration, 0 between iterations,
+# `work` = tokens left in the residents' runs), read in sessions and gauges
+DET["observables_queue_busy_work"] = ("""
+stage engine : step { budget 6; chunk 4; cost 1; }
+stage gate : delay;
+gauge busy_e = busy(engine);
+gauge queue_e = queue(engine);
+workload { arrive batch(4); init { set n = 3 + 2 * serial; } session { run gate (0.5 * serial); request; } }
+server { observe w0 = work(engine); observe b0 = busy(engine); observe q0 = queue(engine);
+  run engine prefill (n); observe w1 = work(engine); observe b1 = busy(engine); observe q1 = queue(engine);
+  run engine decode (3); observe w2 = work(engine); }
+""", {"horizon": 20})
 DET["admission_warmup"] = (plain("budget 6; cost 0.5 + 0.1 * tokens;"), {"horizon": 40, "warmup": 3.3})
 
 H120 = {"horizon": 120}

@@ -62,7 +62,7 @@ class StepStage(Stage):
         self.dirty = False
         self.residents: list[StepJob] = []
         self.running: Optional[tuple] = None
-        self.registers: dict[str, float] = dict(spec.registers)
+        self.registers: dict[str, float] = dict(spec.registers) if spec is not None else {}
         self.memory: Any = None
         self.served_pools: list[Any] = []
         self.admit_left: Optional[float] = None

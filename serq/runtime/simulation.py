@@ -32,7 +32,7 @@ from .schedule import StepCompiler
 from .tokens import TokenLog
 from .pools import Pool
 from .poolspec import SpecCompiler, resolve_member
-from .instant import READY, Instant, timer
+from .instant import LATE, READY, Instant, timer
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
 
@@ -92,6 +92,7 @@ class Simulation:
         self.step_list: list[StepStage] = []
         self.steps = StepCompiler(self.exprs, self.slots)
         ns.globals["_machine"] = self.machine
+        self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
         for order, decl in enumerate(prog.stages):
             self._make_stage(decl, order)
         self.pool_list: list[Pool] = []
@@ -99,6 +100,7 @@ class Simulation:
         self.evict_rng = rngmod.evict_stream(self.seed)
         for decl in prog.pools:
             self._make_pool(decl)
+        self._compile_stages()
         self.holds = HoldManager(self)
         self._resolve_spills(prog)
         self._bind_engines(prog)
@@ -187,7 +189,7 @@ class Simulation:
         count = decl.size if decl.size is not None else 1
         members: list[Stage] = []
         cls = self.policies.get(decl.name)
-        spec = self.steps.compile(decl.step) if decl.kind == "step" else None
+        spec = None  # step specs and ps capacities compile once pools exist
         for k in range(count):
             index = k if decl.size is not None else None
             if decl.kind == "step":
@@ -198,12 +200,7 @@ class Simulation:
             elif decl.kind == "fifo":
                 stage = (cls or Fifo)(self, decl.name, index, decl.servers)
             elif decl.kind == "ps":
-                ns = self.ns
-                ns.globals["_machine"] = self.machine
-                cap = ns.function("present", self.exprs.expr(
-                    decl.capacity, Scope(None, "_machine", {}, {"present": "float(present)"})),
-                    "cap")
-                stage = (cls or Ps)(self, decl.name, index, cap, self.instant)
+                stage = (cls or Ps)(self, decl.name, index, None, self.instant)
             elif decl.kind == "delay":
                 stage = (cls or Delay)(self, decl.name, index)
             else:
@@ -212,6 +209,22 @@ class Simulation:
             members.append(stage)
         self.stage_list.extend(members)
         self.directory.add("stage", decl.name, members, decl.size is not None)
+        self._deferred.append((decl, members))
+
+    def _compile_stages(self) -> None:
+        """Stage expressions may read pools: compile them once all exist."""
+        for decl, members in self._deferred:
+            if decl.kind == "step":
+                spec = self.steps.compile(decl.step)
+                for stage in members:
+                    stage.spec = spec
+                    stage.registers = dict(spec.registers)
+            elif decl.kind == "ps" and not decl.shared:
+                cap = self.ns.function("present", self.exprs.expr(
+                    decl.capacity, Scope(None, "_machine", {}, {"present": "float(present)"})),
+                    "cap")
+                for stage in members:
+                    stage.capacity = cap
 
     def _make_pool(self, decl: ir.Pool) -> None:
         spec = self.specs.pool(decl, self.evict_rng)
@@ -476,14 +489,14 @@ class Simulation:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
-            if holds is not None and holds.waiting():
+            if holds is not None and item[1] != LATE and holds.waiting():
                 # the pool pass of a settle: once no ready session is left
+                # (not after the end of an instant, which follows the settle)
                 if not q or q[0][0] != t or q[0][1] != READY:
                     holds.pool_pass()
-            if steps and item[1] != 2:
+            if steps and item[1] != LATE:
                 for st in steps:  # any event may let an idle engine with work start
-                    if st.running is None and st.last_void and (
-                            st.residents or st.queue_waiting()):
+                    if st.running is None and (st.residents or st.queue_waiting()):
                         instant.mark(st)
             if check:
                 for pool in self.pool_list:
