@@ -244,6 +244,25 @@ server { observe w0 = work(engine); observe b0 = busy(engine); observe q0 = queu
   run engine prefill (n); observe w1 = work(engine); observe b1 = busy(engine); observe q1 = queue(engine);
   run engine decode (3); observe w2 = work(engine); }
 """, {"horizon": 20})
+# a growth that preempts a resident already served in this iteration: the
+# victim's tokens are dropped and its budget is given back, so a resident
+# served later still gets a token (Part 04 §7 step 4, "Growth preempting a
+# served resident"); 0.1.3: the iteration at 9 schedules 2 tokens (s0, s2)
+DET["preempt_served_resident_returns_budget"] = ("""
+pool kv { cap 20; preempt by (serial == 1 ? 0 : 1); }
+stage engine : step { budget residents > 2 && decoders == residents ? 2 : 16; cost 1 + tokens; memory kv; serve by (remaining); }
+workload { arrive batch(3); session { request; } }
+server {
+  hold kv (serial == 0 ? 4 : 8) {
+    observe adm = now; observe comp = computed;
+    run engine prefill (serial == 0 ? 4 : 2) growing kv;
+    run engine decode (serial == 0 ? 3 : (serial == 1 ? 2 : 6)) growing kv;
+  } cache (0);
+  observe done = now;
+}
+claim t2: some iteration of engine (tokens == 2 && residents == 2);
+claim t1: some iteration of engine (tokens == 1 && residents == 2);
+""", {"horizon": 80})
 DET["admission_warmup"] = (plain("budget 6; cost 0.5 + 0.1 * tokens;"), {"horizon": 40, "warmup": 3.3})
 
 H120 = {"horizon": 120}
@@ -344,6 +363,12 @@ server { set t0 = now;
   observe response = now - t0; }
 """, H120)
 
+# a state-independent `reserve (known)` above the cap rejects at the join
+# although the units read `budget_left` (Part 03 §4.2 step 1 and §7.3 step 7:
+# "a `reserve (known)` that grew above the cap now rejects the session"):
+# kv 24 units, prompts 12 … 35 (0.1.3: kv rejected 4, ended 6)
+DET["mem_reserve_above_cap_rejects"] = (vllm("preempt by (-position) requeue tail;", blocks=3, k=6, B=16),
+                                        {"horizon": 80})
 DET["mem_lifo_warmup"] = (vllm(), {"horizon": 120, "warmup": 10})
 DET["budget_left_session"] = ("""
 pool reqs { cap 3; admit via engine; }
@@ -511,10 +536,15 @@ def test_p06_9_6_complete_example_against_015():
 
 ADMIT = "admit waiting while (running.preempted == 0)"
 FWD = "worker { forward (0.02 + 0.001 * batch.tokens); }"
-#: init with draws (workload stream, Part 07 §4.3)
-DRAWN = "set n = 1 + floor(~exp(20)); set o = 1 + floor(~exp(6));"
+#: init with draws (workload stream, Part 07 §4.3). Outputs are at least 2
+#: tokens: 0.1.5's engine call `E (n, 1)` ends the request at its prefill and
+#: records its ttft when the call returns, after the ttft of the requests
+#: whose first token ties with it (a property of the call, which the kernel
+#: program's `decode (0)` does not share), so `o = 1` would only compare the
+#: two dialects' tie order in `client.ttft`.
+DRAWN = "set n = 1 + floor(~exp(20)); set o = 2 + floor(~exp(6));"
 #: the same with serial-dependent constants (translation check)
-FIXED = "set n = 1 + 5 * (serial - 7 * floor(serial / 7)); set o = 1 + serial - 4 * floor(serial / 4);"
+FIXED = "set n = 1 + 5 * (serial - 7 * floor(serial / 7)); set o = 2 + serial - 4 * floor(serial / 4);"
 
 # name -> (kernel stage clauses, 0.1.5 engine items, memory: None or
 #          (kv cap, kv pool options, kernel kv units))

@@ -275,6 +275,18 @@ def test_p06_w4_tokens_and_client():
     assert_close(rep.mean_live, 0.19, what="mean_live")               # §10: mean live 0.190
 
 
+def test_p06_4_ttft_of_requests_unfinished_at_the_end():
+    rep = run(W4, horizon=3)
+    # §4 table: `ttft` is recorded when the request has at least one token,
+    # `tpot` with k >= 2 tokens, `response` for every request (that ended):
+    # at horizon 3 sessions 0 and 1 have their first tokens (1, 2) and no
+    # request has ended (verified 0.1.5: ttft count 2, mean 1.5; tpot and
+    # response count 0)
+    assert_series(rep, "ttft", [(0, 1, 1), (1, 2, 2)], client=True)
+    assert series(rep, "tpot", client=True) == []
+    assert series(rep, "response", client=True) == []
+
+
 # ---------------------------------------------------------------- §8.4 W-5
 
 W5_EXPECTED = [json.loads(line) for line in r"""

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from .. import ir
 from ..errors import SimulationError, amount_error, shortest
 from .exprs import ExprCompiler, Namespace, Scope
+from .instant import requeue
 
 SPIN_LIMIT = 1000  # readiness per instant before "does not settle" (Part 02 §10.5)
 
@@ -104,6 +105,7 @@ class SessionCompiler:
         g["_count_err"] = hooks.count_error
         g["_spin_err"] = hooks.spin_error
         g["_better"] = better
+        g["_requeue"] = requeue
 
     # -- entry points --------------------------------------------------------
     def generator(self, name: str, body: list[ir.Stmt], scope: Scope,
@@ -235,6 +237,7 @@ class SessionCompiler:
         w.emit(f"{v} = {self.expr(st.work, scope)}")
         w.emit(f"if not {v} >= 0.0: _amount_err({v}, {_quoted(st.text or 'run')!r})")
         w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
+        w.emit("else: yield _requeue(_env)")
 
     def _pool(self, ref: ir.Ref, scope: Scope, w: _Writer) -> str:
         obj = self.exprs.ref(ref, scope)

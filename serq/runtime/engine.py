@@ -129,14 +129,28 @@ class StepStage(Stage):
         if job in self.residents:
             self.residents.remove(job)
             self.n -= 1
-        if self.plan is not None:
-            self.plan.assign = [a for a in self.plan.assign if a[0] is not job]
+        plan = self.plan
+        if plan is not None:
+            for a in plan.assign:
+                if a[0] is job:  # its recorded tokens are dropped (§7)
+                    plan.tokens -= a[1]
+                    if job.mode == "prefill":
+                        plan.prefilled -= a[1]
+            plan.assign = [a for a in plan.assign if a[0] is not job]
         if self.running is not None:
             self.running[0][:] = [a for a in self.running[0] if a[0] is not job]
         if job.stall is not None:
             job.stall.cancel()
         if job.session is not None:
             self.sim.tokens.preempted(job.session, self)
+
+    def work(self) -> float:
+        """Tokens left in the residents' runs."""
+        return sum(j.remaining for j in self.residents)
+
+    def busy_count(self) -> int:
+        """Jobs scheduled in the running iteration (0 between iterations)."""
+        return len(self.running[0]) if self.running is not None else 0
 
     def queue_waiting(self) -> bool:
         return any(p.queue for p in self.served_pools)

@@ -110,6 +110,7 @@ class ExprCompiler:
         self.ns = ns
         self.stages = stages
         self.obs_lists: dict[str, str] = {}  # observation -> bound list of all its values
+        self.registers: dict[str, str] = {}  # register name -> Python expression
         ns.globals["_ix"] = index_checker(ns.env)
 
     # -- references ------------------------------------------------------
@@ -150,7 +151,10 @@ class ExprCompiler:
         return f"{scope.session}.{scope.attrs[e.name]}"
 
     def _Ctx(self, e: ir.Ctx, scope: Scope) -> str:
-        return scope.ctx[e.name]
+        found = scope.ctx.get(e.name)
+        if found is not None:
+            return found
+        return self.registers[e.name]  # a step stage's register, read by name
 
     def _Unary(self, e: ir.Unary, scope: Scope) -> str:
         x = self.expr(e.operand, scope)

@@ -42,6 +42,16 @@ def timer(env: Any, delay: float, callback: Callable[[Event], None],
     return ev
 
 
+def requeue(env: Any) -> Event:
+    """An event that resumes the waiting session behind the sessions
+    already ready at this instant (a run of zero work, Part 04 §2)."""
+    ev = Event(env)
+    ev._ok = True
+    ev._value = None
+    heappush(env._queue, (env._now, READY, next(env._eid), ev))
+    return ev
+
+
 def fire(event: Event, value: Any = None) -> None:
     """Trigger `event` and run its callbacks now, as if the calendar had
     just handled it (the waiting session resumes inside the current event)."""

@@ -95,6 +95,7 @@ class Simulation:
         self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
         for order, decl in enumerate(prog.stages):
             self._make_stage(decl, order)
+        self._register_names()
         self.pool_list: list[Pool] = []
         self.specs = SpecCompiler(self.exprs, self.slots)
         self.evict_rng = rngmod.evict_stream(self.seed)
@@ -210,6 +211,14 @@ class Simulation:
         self.stage_list.extend(members)
         self.directory.add("stage", decl.name, members, decl.size is not None)
         self._deferred.append((decl, members))
+
+    def _register_names(self) -> None:
+        """Registers are read by name wherever they are visible."""
+        for decl, members in self._deferred:
+            if decl.kind == "step" and decl.step.registers and len(members) == 1:
+                obj = self.ns.bind(members[0], "st")
+                for name, _v in decl.step.registers:
+                    self.exprs.registers[name] = f"{obj}.registers[{name!r}]"
 
     def _compile_stages(self) -> None:
         """Stage expressions may read pools: compile them once all exist."""
@@ -542,8 +551,8 @@ class Simulation:
         self.response.turns[:] = [int(t) for t in self.response.turns]
         rep.client["response"] = self.response
         self.tokens.finish()
-        TokenLog.series(self.tokens.ttft, rep.client["ttft"])
-        TokenLog.series(self.tokens.tpot, rep.client["tpot"])
+        self.tokens.series(self.tokens.ttft, rep.client["ttft"])
+        self.tokens.series(self.tokens.tpot, rep.client["tpot"])
         for name, _fn, trace in self.gauges:
             rep.gauges[name] = GaugeRow.from_trace(trace, self.warmup, end)
         for stage in self.stage_list:

@@ -47,7 +47,7 @@ class _Sequence:
 class TokenState:
     """A session's request and turn sequences, and its pending gaps."""
 
-    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active")
+    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active", "ttft")
 
     def __init__(self) -> None:
         self.request = _Sequence()
@@ -56,6 +56,7 @@ class TokenState:
         self.gaps: list[tuple[Any, float, float]] = []
         self.req_start = 0.0
         self.active = False
+        self.ttft: Optional[list] = None  # the request's ttft sample, while it stands
 
 
 class TokenLog:
@@ -64,8 +65,9 @@ class TokenLog:
     def __init__(self, warmup: float):
         self.warmup = warmup
         self.states: list[TokenState] = []
-        # client series as (time, order, session, turn, value)
-        self.ttft: list[tuple] = []
+        # client series as [time, order, session, turn, value] (ttft rows are
+        # recorded at the first token and dropped if a new sequence replaces it)
+        self.ttft: list[list] = []
         self.tpot: list[tuple] = []
         self.order = 0
 
@@ -81,16 +83,16 @@ class TokenLog:
         st.request.reset()
         st.req_start = now
         st.active = True
+        st.ttft = None
 
     def end_request(self, s: Any, now: float) -> None:
         """Record ttft and tpot of the request that ends now."""
         st = self.state(s)
         st.active = False
+        st.ttft = None
         seq = st.request
         self.order += 1
         turn = int(s.turn_no)
-        if seq.count >= 1 and seq.first >= self.warmup:
-            self.ttft.append((seq.first, self.order, s.sid, turn, seq.first - st.req_start))
         if seq.count >= 2 and seq.last >= self.warmup:
             self.tpot.append((seq.last, self.order, s.sid, turn,
                               (seq.last - seq.first) / (seq.count - 1)))
@@ -98,8 +100,13 @@ class TokenLog:
     def token(self, s: Any, stage: Any, decode: bool, t: float) -> None:
         """A token of session `s` on `stage` at time `t`."""
         st = self.state(s)
-        if st.active:
-            st.request.token(stage, decode, t)
+        if st.active and not st.request.token(stage, decode, t):
+            # the request's first token (again): its ttft sample, replacing one
+            if st.ttft is not None:
+                st.ttft[4] = None
+            self.order += 1
+            st.ttft = [t, self.order, s.sid, int(s.turn_no), t - st.req_start]
+            self.ttft.append(st.ttft)
         if s.turn_no != st.turn_no:
             self.flush(st)
             st.turn_no = s.turn_no
@@ -129,15 +136,11 @@ class TokenLog:
         for st in self.states:
             self.flush(st)
 
-    @staticmethod
-    def series(rows: list[tuple], target: Any) -> None:
-        """Fill a report Series from rows, in time-stamp order."""
+    def series(self, rows: list, target: Any) -> None:
+        """Fill a report Series from rows kept after warm-up, in time-stamp order."""
+        rows = [r for r in rows if r[4] is not None and r[0] >= self.warmup]
         for t, _o, sid, turn, value in sorted(rows, key=lambda r: (r[0], r[1])):
             target.times.append(t)
             target.sessions.append(sid)
             target.turns.append(turn)
             target.values.append(value)
-
-
-def first_or_none(x: Optional[float]) -> Optional[float]:
-    return x
