@@ -72,14 +72,18 @@ SE7 = """
 pool reqs { cap 8; admit via engine; }
 stage engine : step { budget 8; cost 1; SERVE }
 stage gate : delay;
-workload { arrive batch(3); init { set n = serial == 2 ? 4 : 3; set o = 3; } session { run gate (serial); request; } }
-server { hold reqs (1) { run engine prefill (n); observe ttft = now; run engine decode (o - 1); } observe response = now; }
+workload { arrive batch(3); init { set n = serial == 2 ? 4 : 3; set o = 3; }
+           session { run gate (serial); request; } }
+server { hold reqs (1) { run engine prefill (n); observe ttft = now;
+                         run engine decode (o - 1); }
+         observe response = now; }
 """
 SE9 = """
 pool reqs { cap 4; admit via e; }
 stage e : step { budget 5; cost 1; GRANULE }
 workload { arrive batch(2); init { set n = serial == 0 ? 3 : 6; set o = 2; } session { request; } }
-server { hold reqs (1) { run e prefill (n); observe ttft = now; run e decode (o - 1); } observe response = now; }
+server { hold reqs (1) { run e prefill (n); observe ttft = now; run e decode (o - 1); }
+         observe response = now; }
 """
 SE10 = """
 let bs = 16; let B = 64; let blocks = 11; let max_seqs = 8;
@@ -700,3 +704,11 @@ def test_p04_se1_end_to_end():
                       ("mean_decode_batch", 1), ("mean_itl", 1), ("completed", 2),
                       ("mean_service", 3)]:
         assert values[key] == pytest.approx(want, rel=1e-9), key
+
+
+def test_p05_forms_find_stages_of_the_workload_file(tmp_path):
+    # a --workload file's items stand before the program's (Part 01 §2.8)
+    wl = tmp_path / "w.sq"
+    wl.write_text("stage prefill : fifo;\nworkload { arrive batch(1); session { request; } }\n")
+    p = prog("server { prefill 3; }\n", workload=str(wl))
+    assert [r.text for r in runs(p)] == ["run prefill (3)"]

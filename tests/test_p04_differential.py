@@ -543,8 +543,10 @@ FWD = "worker { forward (0.02 + 0.001 * batch.tokens); }"
 #: program's `decode (0)` does not share), so `o = 1` would only compare the
 #: two dialects' tie order in `client.ttft`.
 DRAWN = "set n = 1 + floor(~exp(20)); set o = 2 + floor(~exp(6));"
-#: the same with serial-dependent constants (translation check)
-FIXED = "set n = 1 + 5 * (serial - 7 * floor(serial / 7)); set o = 2 + serial - 4 * floor(serial / 4);"
+#: the same with serial-dependent constants, long enough prompts for the
+#: memory programs to preempt (translation check, and the 0.1.3 comparisons)
+FIXED = ("set n = 1 + 15 * (serial - 7 * floor(serial / 7)); "
+         "set o = 2 + 3 * (serial - 5 * floor(serial / 5));")
 
 # name -> (kernel stage clauses, 0.1.5 engine items, memory: None or
 #          (kv cap, kv pool options, kernel kv units))
@@ -591,12 +593,11 @@ STOCHASTIC = {
         f"reqs cap 8; tokens cap 32; scheduler {{ advance running; {ADMIT} taking reqs (1), "
         f"kv (request.known); }} {FWD}",
         (96, "block 16; evict lru; preempt lifo;", "kv (known)")),
-    "mem_budget_left_by_position": (
+    "mem_by_position_tail": (
         "budget 32; cost 0.02 + 0.001 * tokens; memory kv;",
         f"reqs cap 6; tokens cap 32; scheduler {{ advance running; {ADMIT} taking reqs (1), "
-        f"kv (min(request.known, budget_left(llm))); }} {FWD}",
-        (112, "block 16; evict lru; preempt by (-position) requeue tail;",
-         "kv (min(known, budget_left(llm)))")),
+        f"kv (request.known); }} {FWD}",
+        (112, "block 16; evict lru; preempt by (-position) requeue tail;", "kv (known)")),
 }
 STOCHASTIC_CLAIMS = """gauge kvused = used(kv);
   claim cap_ok: every iteration of llm (tokens <= 32);
@@ -700,3 +701,40 @@ def test_p04_stochastic_translation_is_faithful(name):
     check(stochastic_kernel(name, FIXED), "0.1.5", STOCHASTIC_KW,
           ref_source=stochastic_engine(name, FIXED), ignore=_ENGINE_CALL_OBS, same_dialect=False,
           turns=True)
+
+
+# ---------------------------------------------------------------- poisson arrivals (0.1.3)
+
+# Programs whose only draws are the arrivals (poisson; lengths depend on the
+# serial): the arrival stream is the same in every version (Part 07 §9.1), so
+# 0.1.3 is an exact oracle for them in the flat dialect. They carry the
+# memory programs whose 0.1.5 engine spelling is not the kernel program
+# (`budget_left` in the admission's units), under heavy preemption.
+def arrivals_flat(units, preempt, cap=112, seqs=6):
+    return f"""
+pool kv {{ cap {cap}; block 16; evict lru; {preempt} }}
+pool reqs {{ cap {seqs}; admit via llm; }}
+stage llm : step {{ budget 32; cost 0.02 + 0.001 * tokens; memory kv; }}
+gauge kvused = used(kv);
+workload {{ arrive poisson(4); init {{ {FIXED} }} session {{ request; }} }}
+server {{ set t0 = now;
+  hold reqs (1), {units} at admission (known = computed < n ? n : computed + 1) {{
+    run llm prefill (known) growing kv; run llm decode (o - 1 - (known - n)) growing kv; }}
+  observe response = now - t0; }}
+"""
+
+
+ARRIVALS_013 = {
+    "budget_left_by_position_tail": arrivals_flat("kv (min(known, budget_left(llm)))",
+                                                  "preempt by (-position) requeue tail;"),
+    "budget_left_lifo": arrivals_flat("kv (min(known, budget_left(llm)))", "preempt lifo;"),
+    "budget_left_reserve_lifo": arrivals_flat("kv (min(known, budget_left(llm))) reserve (known)",
+                                              "preempt lifo;", cap=176),
+    "known_lifo": arrivals_flat("kv (known)", "preempt lifo;", cap=96, seqs=8),
+}
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("name", list(ARRIVALS_013))
+def test_p04_poisson_arrivals_against_013(name):
+    check(ARRIVALS_013[name], "0.1.3", STOCHASTIC_KW)

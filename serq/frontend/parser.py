@@ -45,6 +45,8 @@ ITEM_WORDS = {"stage", "workload", "session", "server", "gauge", "share", "use",
               "let", "def", "device", "engine", "claim"}
 SETTING_WORDS = {"horizon", "warmup", "seed", "arrivals"}
 POOL_OPTION_WORDS = {"cap", "block", "evict", "preempt", "queue", "reserve", "admit", "spill"}
+STEP_CLAUSE_WORDS = {"budget", "cost", "chunk", "granule", "memory", "state", "serve",
+                     "iteration"}
 OPERATORS = {"^", "*", "/", "+", "-", "<=", ">=", "==", "!=", "<", ">", "&&", "||", "?"}
 CLOSERS = (")", "]", "}", ":", "(", "{", "=", ",")
 NAMED = {"Ident": "identifier", "Num": "number", "Str": "string", "Assign": "=", "Not": "!"}
@@ -135,6 +137,8 @@ def syntax_message(expected: list[str], tokens: list[Token], i: int) -> str:
         return f"unknown run option `{tok.text}`"
     if POOL_OPTION_WORDS <= exp and tok.kind == "id":
         return f"unknown pool option `{tok.text}`"
+    if STEP_CLAUSE_WORDS <= exp and tok.kind == "id":
+        return f"unknown step stage clause `{tok.text}`"
     if "eof" in exp or exp & ITEM_WORDS:
         if tok.kind == "eof":
             return "expected `}`, found end of input"

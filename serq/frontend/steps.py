@@ -119,7 +119,7 @@ class StepLinker:
                               "expression read would be a guess", c.name_pos)
             res.registers[c.name] = (st.name, c.name_pos)
             names.append(c.name)
-        if names and not any(c.key in ("iteration", "schedule") for c in st.clauses):
+        if names and not any(c.key == "iteration" for c in st.clauses):
             first = next(c for c in st.clauses if c.key == "state")
             raise res.err(f"stage `{st.name}`: `state {first.name}`: a register of a stage "
                           "without an `iteration` body, which nothing sets", first.name_pos)

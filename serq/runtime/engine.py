@@ -134,6 +134,7 @@ class StepStage(Stage):
             for a in plan.assign:
                 if a[0] is job:  # its recorded tokens are dropped (§7)
                     plan.tokens -= a[1]
+                    plan.left += a[1]
                     if job.mode == "prefill":
                         plan.prefilled -= a[1]
             plan.assign = [a for a in plan.assign if a[0] is not job]

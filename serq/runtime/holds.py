@@ -33,7 +33,8 @@ class Preempted(Exception):
 
 
 class HoldSpec:
-    """A compiled `hold` statement: per pool (units, reserve or None, static),
+    """A compiled `hold` statement: per pool (units, reserve or None, and
+    whether each reads no deployment state),
     reuse, cache and lease-duration functions of the session."""
 
     __slots__ = ("units", "reserve", "static", "reuse", "cache", "lease", "text")
@@ -188,9 +189,15 @@ class HoldManager:
         return frame
 
     def _rejects(self, frame: HoldFrame) -> bool:
+        """The join check: an amount that reads no deployment state and
+        needs more than the cap can never fit (Part 03 §4.2 step 1)."""
         self._evaluate(frame)
+        spec = frame.spec
+        s = frame.session
         for k, p in enumerate(frame.pools):
-            if frame.spec.static[k] and frame.need[k] > p.cap + TOL:
+            units_static, reserve_static = spec.static[k]
+            if (units_static and p.ru(frame.units[k]) > p.cap + TOL) or (
+                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap + TOL):
                 p.rejected += 1
                 return True
         return False

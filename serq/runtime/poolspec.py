@@ -92,12 +92,25 @@ class SpecCompiler:
         units = [self._fn("s", hp.units, admit) for hp in st.pools]
         reserve = [None if hp.reserve is None else self._fn("s", hp.reserve, admit)
                    for hp in st.pools]
-        static = [hp.static for hp in st.pools]
+        # the join check judges each amount that reads no deployment state
+        static = [(_stateless(hp.units), hp.reserve is not None and _stateless(hp.reserve))
+                  for hp in st.pools]
         reuse = None if st.reuse is None else self._fn("s", st.reuse, admit)
         cache = None if st.cache is None else self._fn("s", st.cache, session)
         lease = None if st.lease is None else self._fn("s", st.lease.duration, session)
         return HoldSpec(units, reserve, static, reuse, cache, lease,
                         st.text or "`hold`")
+
+
+def _stateless(e: Any) -> bool:
+    """Whether an expression reads only constants and attributes (Part 03 §4.2)."""
+    if isinstance(e, (ir.Observable, ir.Now, ir.Ctx, ir.ObsAggregate)):
+        return False
+    if isinstance(e, list):
+        return all(_stateless(x) for x in e)
+    if hasattr(e, "__dataclass_fields__"):
+        return all(_stateless(getattr(e, f)) for f in e.__dataclass_fields__)
+    return True
 
 
 def _reads_attr(e: Any) -> bool:
