@@ -33,19 +33,28 @@ is skipped when its reference version is not installed).
 * ``STOCHASTIC``: engine programs with draws (poisson arrivals, ``~exp``
   prompt and output lengths, a drawn iteration cost), compared **exactly**
   with pyserq **0.1.5**, whose random streams serq-simpy follows (Part 07
-  §9.3). Part 04 §15 is right that 0.1.5 refuses ``stage … : step``,
-  ``admit via`` and ``memory``; but it does run step engines in its engine
-  spelling, so each serq-simpy program (``fn main`` layout, kernel step
-  stage, holds with ``at admission``) is paired with the 0.1.5 engine
-  program that means the same (``scheduler``/``worker``/``taking``, ``pool …
-  on``). The pairing is checked, not assumed:
-  ``test_p04_stochastic_translation_is_faithful`` runs each pair with the
-  draws replaced by serial-dependent constants, where the 0.1.3 kernel
-  program (flat dialect) and the 0.1.5 engine program must give the same
-  report (they share the arrival and machine streams; only the
-  per-session derivation differs between them, Part 07 §9) — they do, for
-  every pair, field by field. 0.1.5 adds two observations per engine call
-  (``llm.reused``, ``llm.prefill``, Part 06 §9.6), which are not compared.
+  §9.3): every report field, the ``client`` series and every sample. Part 04
+  §15 is right that 0.1.5 refuses ``stage … : step``, ``admit via`` and
+  ``memory``; but it does run step engines in its engine spelling, so each
+  serq-simpy program (``fn main`` layout, kernel step stage, holds with
+  ``at admission``) is paired with the 0.1.5 program that means the same
+  (``engine … { tokens cap; scheduler {…}; worker { forward (…); } }``,
+  ``taking``, ``pool … on``, the call ``llm (n, o)``). The pairing is
+  checked, not assumed: ``test_p04_stochastic_translation_is_faithful``
+  runs each pair with the draws replaced by serial-dependent constants
+  (long enough prompts for the memory pairs to preempt 74–80 times), where
+  the 0.1.3 kernel program (flat dialect) and the 0.1.5 engine program must
+  give the same report, since they share the arrival and machine streams —
+  they do, field by field (and pyserq 0.1.4 runs the serq-simpy ``fn main``
+  text itself with the same report). 0.1.5 adds two observations per engine
+  call (``llm.reused``, ``llm.prefill``, Part 06 §9.6), not compared.
+  Outputs are at least 2 tokens (see ``DRAWN``).
+* ``ARRIVALS_013``: memory programs whose admission reads ``budget_left``
+  (vLLM's first chunk) under heavy preemption. Their 0.1.5 spelling
+  (``taking … kv (min(request.known, budget_left(llm)))``) is *not* the
+  kernel program there (0.1.3 and 0.1.5 disagree), so they draw only their
+  arrivals and are compared exactly with **0.1.3** (the arrival stream is
+  common to all versions, Part 07 §9.1).
 
 Not here on purpose: a ``preempt none`` grower that stalls and is later
 granted its growth (the spec departs from the reference there, Part 03 §14

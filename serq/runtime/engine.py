@@ -18,7 +18,7 @@ from simpy.events import Event
 
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
-from .instant import CALENDAR, READY, Instant
+from .instant import READY, Instant, timer
 from .stages import Job, Stage
 
 EPS = 1e-9
@@ -27,7 +27,7 @@ EPS = 1e-9
 class StepJob(Job):
     """A run on a step stage: `mode` prefill/decode, `remaining` tokens."""
 
-    __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall")
+    __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall", "frame", "fk")
 
 
 class Plan:
@@ -67,7 +67,7 @@ class StepStage(Stage):
         self.served_pools: list[Any] = []
         self.admit_left: Optional[float] = None
         self.plan: Optional[Plan] = None
-        self.last_void = False
+        self.last_void = True  # idle: any event may start an attempt
         self.seq = 0
         # statistics
         self.iterations = 0
@@ -111,6 +111,7 @@ class StepStage(Stage):
         job.remaining = work
         job.growing = growing
         job.stall = None
+        job.frame = None
         job.joined = env._now
         adm = session.adm_seq if session is not None and session.adm_seq else math.inf
         job.adm = adm
@@ -161,9 +162,14 @@ class StepStage(Stage):
         """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents)."""
         jobs = self.residents if jobs is None else jobs
         dec = kvd = kvp = 0.0
-        mem = self.memory
+        mem = self.memory if self.spec.needs_kv else None
+        if mem is None:
+            for j in jobs:
+                if j.mode == "decode":
+                    dec += 1
+            return float(len(self.residents)), dec, 0.0, 0.0
         for j in jobs:
-            held = self._held(j.session, mem) if mem is not None else 0.0
+            held = self._held(j.session, mem)
             if j.mode == "decode":
                 dec += 1
                 kvd += held
@@ -246,9 +252,8 @@ class StepStage(Stage):
 
     def _start(self, plan: Plan) -> None:
         now = self.env._now
-        jobs = [a[0] for a in plan.assign]
-        res, dec, kvd, kvp = self.totals(jobs)
-        decoders = sum(1 for j in jobs if j.mode == "decode")
+        res, dec, kvd, kvp = self.totals([a[0] for a in plan.assign])
+        decoders = int(dec)
         cost = self.spec.cost(plan.tokens, float(decoders), plan.prefilled, res, kvd, kvp,
                               plan.attention, self.registers)
         if not cost > 0 and plan.tokens > 0 or cost != cost:
@@ -259,7 +264,7 @@ class StepStage(Stage):
         self.iterations += 1
         for job, t, _k in plan.assign:
             if job.growing is not None and job.session is not None:
-                self.sim.holds.advance(job.session, job.growing, t)
+                self.sim.holds.advance(job, t)
         self._advance(now)
         has_pre = plan.prefilled > 0
         has_dec = decoders > 0
@@ -271,13 +276,7 @@ class StepStage(Stage):
             self.batch_decodes += decoders
             self.batch_time += cost
         self.sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
-        assign = list(plan.assign)
-        ev = Event(self.env)
-        ev._ok = True
-        ev._value = None
-        ev.callbacks.append(self._end)
-        self.running = (assign, ev)
-        self.env.schedule(ev, CALENDAR, cost)
+        self.running = (plan.assign, timer(self.env, cost, self._end))
 
     def _end(self, _ev: Event) -> None:
         self.sim.events += 1
@@ -285,6 +284,7 @@ class StepStage(Stage):
         self._advance(now)
         assign, _e = self.running
         self.running = None
+        self.last_void = True  # idle again until an attempt schedules
         self.cur_cls = -1
         self.cur_decodes = 0
         tokens = self.sim.tokens

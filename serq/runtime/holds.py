@@ -437,7 +437,7 @@ class HoldManager:
         chunk, ("stall", 0) when the resident must wait, or ("self", 0) when
         its owner was preempted."""
         s = job.session
-        frame, k = self._frame_of(s, job.growing, "growing")
+        frame, k = self._job_frame(job)
         pool = job.growing
         a = frame.alloc[k]
         pos = frame.pos[k]
@@ -461,9 +461,18 @@ class HoldManager:
                 return "self", 0.0
             victims += 1
 
-    def advance(self, s: Any, pool: Pool, t: float) -> None:
-        """Commit `t` tokens: the innermost hold's position on `pool` advances."""
-        frame, k = self._frame_of(s, pool, "growing")
+    def _job_frame(self, job: Any) -> tuple[HoldFrame, int]:
+        """The hold a growing run grows (fixed while the run is resident)."""
+        frame = job.frame
+        k = job.fk if frame is not None else -1
+        if frame is None or k >= len(frame.pools) or frame.pools[k] is not job.growing:
+            frame, k = self._frame_of(job.session, job.growing, "growing")
+            job.frame, job.fk = frame, k
+        return frame, k
+
+    def advance(self, job: Any, t: float) -> None:
+        """Commit `t` tokens: the growing hold's position advances."""
+        frame, k = self._job_frame(job)
         frame.pos[k] += t
         frame.grown = True
 

@@ -72,6 +72,7 @@ class Instant:
     def __init__(self, env: Any):
         self.env = env
         self.pending = False
+        self.inline = False  # the event loop calls `settled()` itself
         self.dirty: list[EndOfInstant] = []
 
     def mark(self, obj: EndOfInstant) -> None:
@@ -79,12 +80,16 @@ class Instant:
         if not obj.dirty:
             obj.dirty = True
             self.dirty.append(obj)
-        if not self.pending:
+        if not self.pending and not self.inline:
             self.pending = True
             timer(self.env, 0.0, self._fire, LATE)
 
     def _fire(self, _ev: Event) -> None:
         self.pending = False
+        self.settled()
+
+    def settled(self) -> None:
+        """No other event is due at this instant: recompute what changed."""
         items, self.dirty = self.dirty, []
         items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
         for obj in items:

@@ -32,14 +32,27 @@ class StepSpec:
     granule: Optional[float]
     registers: dict[str, float]
     body: Body
+    needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
+
+
+def _reads(node: Any, names: set[str]) -> bool:
+    """Whether an IR subtree reads one of the context variables `names`."""
+    if isinstance(node, ir.Ctx):
+        return node.name in names
+    if isinstance(node, (list, tuple)):
+        return any(_reads(x, names) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(_reads(getattr(node, f), names) for f in node.__dataclass_fields__)
+    return False
 
 
 class StepCompiler:
     """Compiles step stages over one namespace (machine stream `_machine`)."""
 
-    def __init__(self, exprs: ExprCompiler, attrs: dict[str, str]):
+    def __init__(self, exprs: ExprCompiler, attrs: dict[str, str], claims_read_kv: bool = True):
         self.exprs = exprs
         self.attrs = attrs
+        self.claims_read_kv = claims_read_kv
 
     def _ctx(self, names: tuple[str, ...], registers: list[str]) -> dict[str, str]:
         ctx = {n: n for n in names if n != "s"}
@@ -73,7 +86,8 @@ class StepCompiler:
         else:
             only = None if step.only is None else self._fn(SERVE, step.only, regs, "s")
             body = default_body(only, self._keys(step.keys, regs))
-        return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body)
+        return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
+                        needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]

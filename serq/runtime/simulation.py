@@ -90,7 +90,9 @@ class Simulation:
         self.slots = attribute_slots(prog)
         self.tokens = TokenLog(self.warmup)
         self.step_list: list[StepStage] = []
-        self.steps = StepCompiler(self.exprs, self.slots)
+        from .schedule import _reads
+        self.steps = StepCompiler(self.exprs, self.slots,
+                                  claims_read_kv=_reads(prog.claims, {"kv_decode", "kv_prefill"}))
         ns.globals["_machine"] = self.machine
         self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
         for order, decl in enumerate(prog.stages):
@@ -471,6 +473,10 @@ class Simulation:
         instant = self.instant
         simple = (not gauges and self.limit is None and progress is None and holds is None
                   and not check and not steps)
+        if not simple:
+            instant.inline = True  # the end of an instant is handled below
+            if instant.pending:
+                instant.pending = False  # an entry already queued finds nothing to do
         last = 0.0
         tick = 0
         while q:
@@ -505,8 +511,11 @@ class Simulation:
                     holds.pool_pass()
             if steps and item[1] != LATE:
                 for st in steps:  # any event may let an idle engine with work start
-                    if st.running is None and (st.residents or st.queue_waiting()):
+                    if st.last_void and st.running is None and (
+                            st.residents or st.queue_waiting()):
                         instant.mark(st)
+            if instant.dirty and (not q or q[0][0] != t):
+                instant.settled()
             if check:
                 for pool in self.pool_list:
                     pool.check()
