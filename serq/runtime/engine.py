@@ -196,7 +196,10 @@ class StepStage(Stage):
         return job.remaining
 
     def _budget_chunk(self) -> tuple[float, float]:
-        res, dec, kvd, kvp = self.totals()
+        if self.spec.pre_totals:
+            res, dec, kvd, kvp = self.totals()
+        else:
+            res = dec = kvd = kvp = 0.0
         R = self.registers
         b = self.spec.budget(res, dec, kvd, kvp, R)
         c = self.spec.chunk(res, dec, kvd, kvp, R)
@@ -234,7 +237,7 @@ class StepStage(Stage):
 
     def attempt(self) -> None:
         """Plan an iteration (§7); start it unless it schedules nothing."""
-        saved = dict(self.registers)
+        saved = dict(self.registers) if self.registers else None
         b, c = self._budget_chunk()
         plan = self.plan = Plan(b, c)
         try:
@@ -243,7 +246,7 @@ class StepStage(Stage):
             self.plan = None
             self.admit_left = None
         if not plan.assign and not plan.preempted:
-            if not plan.admitted:
+            if not plan.admitted and saved is not None:
                 self.registers = saved
             self.last_void = True
             return

@@ -33,6 +33,7 @@ class StepSpec:
     registers: dict[str, float]
     body: Body
     needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
+    pre_totals: bool = True  # budget or chunk reads the residents' totals
 
 
 def _reads(node: Any, names: set[str]) -> bool:
@@ -87,7 +88,8 @@ class StepCompiler:
             only = None if step.only is None else self._fn(SERVE, step.only, regs, "s")
             body = default_body(only, self._keys(step.keys, regs))
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
-                        needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}))
+                        needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
+                        pre_totals=_reads([step.budget, step.chunk], set(BUDGET)))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]

@@ -40,7 +40,8 @@ class _Sequence:
         self.last = t
         self.prev_decode = decode
         self.prev_stage = stage
-        self.preempted.clear()
+        if self.preempted:
+            self.preempted.clear()
         return cont
 
 
@@ -99,7 +100,7 @@ class TokenLog:
 
     def token(self, s: Any, stage: Any, decode: bool, t: float) -> None:
         """A token of session `s` on `stage` at time `t`."""
-        st = self.state(s)
+        st = s.tok if s.tok is not None else self.state(s)
         if st.active and not st.request.token(stage, decode, t):
             # the request's first token (again): its ttft sample, replacing one
             if st.ttft is not None:
