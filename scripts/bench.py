@@ -94,7 +94,7 @@ def main() -> None:
     ap.add_argument("--horizon", type=float, default=250000.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--only", choices=["mm1", "pooled"], help="run one benchmark")
+    ap.add_argument("--only", choices=["mm1", "pooled", "vllm"], help="run one benchmark")
     args = ap.parse_args()
     if args.only in (None, "mm1"):
         bench_mm1(args.horizon, args.seed, args.repeat)
@@ -102,6 +102,10 @@ def main() -> None:
         bench_program("pooled multi-turn sessions with a prefix cache",
                       ROOT / "examples" / "multi-turn" / "prefix_cache.sq",
                       100_000.0, args.seed, args.repeat)
+    if args.only in (None, "vllm"):
+        bench_program("vLLM v1, multi-turn sessions (the seeds' program)",
+                      ROOT / "examples" / "multi-turn" / "vllm.sq",
+                      3000.0, args.seed, args.repeat)
 
 
 if __name__ == "__main__":
