@@ -213,11 +213,13 @@ class StepStage(Stage):
         want = sum(self._want(j, c) for j in self.residents)
         return max(0.0, b - want)
 
-    def _serve_ctx(self, job: StepJob) -> tuple:
-        res, dec, kvd, kvp = self.totals()
+    def _serve_ctx(self, job: StepJob, totals: Optional[tuple] = None) -> tuple:
+        """The Serve-moment values of a resident (totals as they stand)."""
+        if totals is None:
+            totals = self.totals() if self.spec.serve_totals else (0.0, 0.0, 0.0, 0.0)
         return (job.session, 1.0 if job.mode == "decode" else 0.0,
                 job.adm if job.adm < math.inf else float(1 << 62), job.remaining,
-                res, dec, kvd, kvp, self.registers)
+                *totals, self.registers)
 
     # -- policy seam --------------------------------------------------------------------------
     def serving_order(self, keys: Optional[Callable[..., tuple]]) -> list[StepJob]:
@@ -227,7 +229,8 @@ class StepStage(Stage):
         residents, each once. Ties keep admission order (stable sort)."""
         if keys is None:
             return list(self.residents)
-        return sorted(self.residents, key=lambda j: keys(*self._serve_ctx(j)))
+        totals = self.totals() if self.spec.serve_totals else (0.0, 0.0, 0.0, 0.0)
+        return sorted(self.residents, key=lambda j: keys(*self._serve_ctx(j, totals)))
 
     # -- the iteration ------------------------------------------------------------------------
     def end_of_instant(self) -> None:

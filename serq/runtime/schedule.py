@@ -34,6 +34,7 @@ class StepSpec:
     body: Body
     needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
     pre_totals: bool = True  # budget or chunk reads the residents' totals
+    serve_totals: bool = True  # serve keys, `only` or the body read the totals
 
 
 def _reads(node: Any, names: set[str]) -> bool:
@@ -89,7 +90,8 @@ class StepCompiler:
             body = default_body(only, self._keys(step.keys, regs))
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
                         needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
-                        pre_totals=_reads([step.budget, step.chunk], set(BUDGET)))
+                        pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
+                        serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]
