@@ -30,7 +30,7 @@ import serq
 from serq.report.json_report import to_dict
 
 from e2e_util import DATA, data
-from oracle import assert_reports_match, requires, run_reference
+from oracle import assert_samples_match, assert_reports_match, requires, run_reference
 
 import test_p01_examples as p01
 import test_p02_examples as p02
@@ -62,42 +62,6 @@ def _close(a, b):
     return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
 
 
-def assert_samples_match(rep, ref_samples):
-    """Every observation's samples (values, times to 1e-9; sessions and turns
-    exactly) and every gauge's change points equal the reference's."""
-    problems = []
-    for name, s in ref_samples["observes"].items():
-        m = rep.observes.get(name)
-        if m is None:
-            problems.append(f"observe {name}: missing")
-            continue
-        if len(m.values) != len(s["values"]):
-            problems.append(f"observe {name}: {len(m.values)} samples, expected {len(s['values'])}")
-            continue
-        if [int(x) for x in m.sessions] != s["sessions"]:
-            problems.append(f"observe {name}: sessions differ")
-        if [int(x) for x in m.turns] != s["turns"]:
-            problems.append(f"observe {name}: turns {list(m.turns)[:8]} != {s['turns'][:8]}")
-        for i, (a, b) in enumerate(zip(m.values, s["values"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}]: value {a!r} != {b!r}")
-                break
-        for i, (a, b) in enumerate(zip(m.times, s["times"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}]: time {a!r} != {b!r}")
-                break
-    for name, g in ref_samples["gauges"].items():
-        pts = rep.gauges[name].points if name in rep.gauges else None
-        if pts is None:
-            problems.append(f"gauge {name}: missing")
-            continue
-        ok = len(pts) == len(g["times"]) and all(
-            _close(t, et) and _close(v, ev)
-            for (t, v), et, ev in zip(pts, g["times"], g["values"]))
-        if not ok:
-            problems.append(f"gauge {name}: points {pts[:6]} != "
-                            f"{list(zip(g['times'], g['values']))[:6]}")
-    assert not problems, "samples differ:\n  " + "\n  ".join(problems[:30])
 
 
 def check(source, version, kw, *, ref_source=None):

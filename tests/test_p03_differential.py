@@ -36,7 +36,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
-from oracle import UNCOMPARED, assert_reports_match, requires, run_reference
+from oracle import assert_samples_match, UNCOMPARED, assert_reports_match, requires, run_reference
 
 import test_p03_examples as ex
 
@@ -54,45 +54,6 @@ def _close(a, b):
     return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
 
 
-def assert_samples_match(rep, ref_samples):
-    """Every observation's samples (values and times to 1e-9; sessions and
-    turns exactly) and every gauge's change points equal the reference's."""
-    problems = []
-    for name, s in ref_samples["observes"].items():
-        m = rep.observes.get(name)
-        if m is None:
-            problems.append(f"observe {name}: missing")
-            continue
-        if len(m.values) != len(s["values"]):
-            problems.append(f"observe {name}: {len(m.values)} samples, expected "
-                            f"{len(s['values'])}; first differing sample: "
-                            + _first_diff(m, s))
-            continue
-        if [int(x) for x in m.sessions] != s["sessions"]:
-            problems.append(f"observe {name}: sessions differ; " + _first_diff(m, s))
-        if [int(x) for x in m.turns] != s["turns"]:
-            problems.append(f"observe {name}: turns {list(m.turns)[:8]} != {s['turns'][:8]}")
-        for i, (a, b) in enumerate(zip(m.values, s["values"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}] (session {s['sessions'][i]}, t "
-                                f"{s['times'][i]}): value {a!r} != {b!r}")
-                break
-        for i, (a, b) in enumerate(zip(m.times, s["times"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}]: time {a!r} != {b!r}")
-                break
-    for name, g in ref_samples["gauges"].items():
-        pts = rep.gauges[name].points if name in rep.gauges else None
-        if pts is None:
-            problems.append(f"gauge {name}: missing")
-            continue
-        ok = len(pts) == len(g["times"]) and all(
-            _close(t, et) and _close(v, ev)
-            for (t, v), et, ev in zip(pts, g["times"], g["values"]))
-        if not ok:
-            problems.append(f"gauge {name}: points {pts[:6]} != "
-                            f"{list(zip(g['times'], g['values']))[:6]}")
-    assert not problems, "samples differ:\n  " + "\n  ".join(problems[:30])
 
 
 def _first_diff(m, s):

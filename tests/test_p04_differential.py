@@ -72,7 +72,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
-from oracle import UNCOMPARED, assert_reports_match, compare_reports, requires, run_reference
+from oracle import assert_samples_match, UNCOMPARED, assert_reports_match, compare_reports, requires, run_reference
 
 import test_p04_engine as se
 import test_p06_engine_reports as p06e
@@ -91,63 +91,6 @@ def _close(a, b):
     if isinstance(b, float) and math.isnan(b):
         return isinstance(a, float) and math.isnan(a)
     return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-
-
-def _first_diff(m, s):
-    mine = list(zip([int(x) for x in m.sessions], m.times, m.values))
-    ref = list(zip(s["sessions"], s["times"], s["values"]))
-    for i, (a, b) in enumerate(zip(mine, ref)):
-        if a[0] != b[0] or not _close(a[1], b[1]) or not _close(a[2], b[2]):
-            return f"#{i}: mine (session, time, value) {a} vs reference {b}"
-    n = min(len(mine), len(ref))
-    return f"#{n}: mine {mine[n:n + 2]} vs reference {ref[n:n + 2]}"
-
-
-def assert_samples_match(rep, ref_samples, *, skip=(), turns=True):
-    """Every observation's samples (values and times to 1e-9; sessions and,
-    with `turns`, turn tags exactly) and every gauge's change points equal
-    the reference's; observations named in `skip` are not compared."""
-    problems = []
-    for name, s in ref_samples["observes"].items():
-        if name in skip:
-            continue
-        m = rep.observes.get(name)
-        if m is None:
-            problems.append(f"observe {name}: missing")
-            continue
-        if len(m.values) != len(s["values"]):
-            problems.append(f"observe {name}: {len(m.values)} samples, expected "
-                            f"{len(s['values'])}; first difference " + _first_diff(m, s))
-            continue
-        if [int(x) for x in m.sessions] != s["sessions"]:
-            problems.append(f"observe {name}: sessions differ; " + _first_diff(m, s))
-        if turns and [int(x) for x in m.turns] != s["turns"]:
-            problems.append(f"observe {name}: turns {list(m.turns)[:8]} != {s['turns'][:8]}")
-        for i, (a, b) in enumerate(zip(m.values, s["values"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}] (session {s['sessions'][i]}, t "
-                                f"{s['times'][i]}): value {a!r} != {b!r}")
-                break
-        for i, (a, b) in enumerate(zip(m.times, s["times"])):
-            if not _close(a, b):
-                problems.append(f"observe {name}[{i}] (session {s['sessions'][i]}): time "
-                                f"{a!r} != {b!r}")
-                break
-    for name, g in ref_samples["gauges"].items():
-        pts = rep.gauges[name].points if name in rep.gauges else None
-        if pts is None:
-            problems.append(f"gauge {name}: missing")
-            continue
-        ok = len(pts) == len(g["times"]) and all(
-            _close(t, et) and _close(v, ev)
-            for (t, v), et, ev in zip(pts, g["times"], g["values"]))
-        if not ok:
-            ref_pts = list(zip(g["times"], g["values"]))
-            k = next((i for i, (a, b) in enumerate(zip(pts, ref_pts))
-                      if not (_close(a[0], b[0]) and _close(a[1], b[1]))), min(len(pts), len(ref_pts)))
-            problems.append(f"gauge {name}: {len(pts)} points vs {len(ref_pts)}; first "
-                            f"difference #{k}: {pts[k:k + 2]} != {ref_pts[k:k + 2]}")
-    assert not problems, "samples differ:\n  " + "\n  ".join(problems[:30])
 
 
 def check(source, version, kw, *, ref_source=None, ignore=(), same_dialect=True, turns=None):

@@ -8,7 +8,6 @@ calendar up to the horizon (or the drain of `arrivals N`) and returns the
 """
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from heapq import heappop, heappush
 from typing import Any, Callable, Optional
