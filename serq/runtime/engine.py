@@ -68,7 +68,6 @@ class StepStage(Stage):
         self.admit_left: Optional[float] = None
         self.plan: Optional[Plan] = None
         self.last_void = True  # idle: any event may start an attempt
-        self.seq = 0
         # statistics
         self.iterations = 0
         self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed

@@ -82,11 +82,9 @@ class StageDirectory:
 
     def __init__(self) -> None:
         self.families: dict[tuple[str, str], list[Any]] = {}
-        self.arrays: dict[tuple[str, str], bool] = {}
 
-    def add(self, kind: str, name: str, members: list[Any], is_array: bool) -> None:
+    def add(self, kind: str, name: str, members: list[Any]) -> None:
         self.families[(kind, name)] = members
-        self.arrays[(kind, name)] = is_array
 
 
 def index_checker(env: Any) -> Callable[[float, int, str], int]:

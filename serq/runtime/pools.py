@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ..errors import SimulationError, shortest
 
@@ -357,5 +357,3 @@ def _lex_less(a: tuple, b: tuple) -> bool:
             return False
     return False
 
-
-KeyFn = Callable[..., tuple]

@@ -9,7 +9,6 @@ reserve and reuse `(s)` (Admit, no draws), its cache and lease duration
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -136,7 +135,3 @@ def resolve_member(ref: ir.Ref, members: list[Any], index: Optional[int], what: 
     if index is not None and index < len(members):
         return members[index]
     raise SimulationError(f"{what}: `{ref.name}` has {len(members)} members; name one", 0.0)
-
-
-def finite(x: float) -> bool:
-    return not (math.isinf(x) or math.isnan(x))

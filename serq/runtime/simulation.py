@@ -210,7 +210,7 @@ class Simulation:
             stage.order = order
             members.append(stage)
         self.stage_list.extend(members)
-        self.directory.add("stage", decl.name, members, decl.size is not None)
+        self.directory.add("stage", decl.name, members)
         self._deferred.append((decl, members))
 
     def _register_names(self) -> None:
@@ -246,7 +246,7 @@ class Simulation:
         members = [cls(self, decl.name, k if decl.size is not None else None, spec)
                    for k in range(count)]
         self.pool_list.extend(members)
-        self.directory.add("pool", decl.name, members, decl.size is not None)
+        self.directory.add("pool", decl.name, members)
 
     def _resolve_spills(self, prog: ir.Program) -> None:
         """Bind each member's spill tier and link to runtime objects."""
