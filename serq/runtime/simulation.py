@@ -298,14 +298,18 @@ class Simulation:
         self.claims.iteration(stage, self.env._now, values)
 
     def _track_estimates(self) -> None:
-        """Online estimates are kept only for stages some expression reads."""
-        names = set()
-        for node in _walk_program(self.program):
-            if isinstance(node, ir.Observable) and node.fn.startswith(("est_", "price")):
-                names.add(node.target.name)
+        """Online estimates, and the jobs in service for `work(S)`, are kept
+        only for stages some expression reads."""
+        est, work = set(), set()
+        for node in _walk_stmts(self.program):
+            if isinstance(node, ir.Observable):
+                if node.fn.startswith(("est_", "price")):
+                    est.add(node.target.name)
+                elif node.fn == "work":
+                    work.add(node.target.name)
         for stage in self.stage_list:
-            if stage.name in names:
-                stage.track = True
+            stage.track = stage.name in est
+            stage.track_work = stage.name in work
 
     def _mark_tests(self, stmts: list[ir.Stmt]) -> None:
         for node in _walk_stmts(stmts):
@@ -600,9 +604,3 @@ def _walk_stmts(root: Any):
             continue
         yield node
         stack.extend(_children(node))
-
-
-def _walk_program(prog: ir.Program):
-    yield from _walk_stmts([prog.workload.init, prog.workload.turn, prog.session or [],
-                            [g.value for g in prog.gauges],
-                            [s.capacity for s in prog.stages if s.capacity is not None]])

@@ -70,6 +70,7 @@ class Stage:
         self.warmup = sim.warmup
         # online estimates
         self.track = False
+        self.track_work = False  # keep the jobs in service (for `work(S)`)
         self.est_count = 0
         self.s_hat = 0.0
         self.w_hat = 0.0
@@ -186,7 +187,8 @@ class Delay(Stage):
         self.n += 1
         job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
-        self.in_service.add(job)
+        if self.track_work:
+            self.in_service.add(job)
         env.schedule(job, CALENDAR, work)
         return job
 
@@ -248,7 +250,8 @@ class Fifo(Stage):
         env = self.env
         self.busy += 1
         job.start = env._now
-        self.in_service.add(job)
+        if self.track_work:
+            self.in_service.add(job)
         env.schedule(job, CALENDAR, job.work)
 
     def _complete(self, job: Job) -> None:
@@ -268,13 +271,13 @@ class Fifo(Stage):
         """Remove an unfinished job; a freed server takes the next one."""
         self._advance(self.env._now)
         self.n -= 1
-        if job in self.in_service:
+        if job in self.waiting:
+            self.waiting.remove(job)
+        else:
             self.in_service.discard(job)
             self.busy -= 1
             if self.waiting:
                 self._start(self.select_next())
-        else:
-            self.waiting.remove(job)
 
     def busy_count(self) -> int:
         return self.busy
