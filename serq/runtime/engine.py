@@ -19,6 +19,7 @@ from simpy.events import Event
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
+from .holds import TOL
 from .stages import Job, Stage
 
 EPS = 1e-9
@@ -32,6 +33,9 @@ class StepJob(Job):
 
 class Plan:
     """The state of one iteration attempt (Plan/Step moments read it)."""
+
+    __slots__ = ("budget", "chunk", "left", "served", "assign", "tokens", "prefilled",
+                 "attention", "admitted", "preempted", "stop", "no_admit")
 
     def __init__(self, budget: float, chunk: float):
         self.budget = budget
@@ -68,6 +72,8 @@ class StepStage(Stage):
         self.admit_left: Optional[float] = None
         self.plan: Optional[Plan] = None
         self.last_void = True  # idle: any event may start an attempt
+        self.plain_order = type(self).serving_order is StepStage.serving_order
+        self._end_cb = self._end
         # statistics
         self.iterations = 0
         self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed
@@ -154,7 +160,11 @@ class StepStage(Stage):
         return len(self.running[0]) if self.running is not None else 0
 
     def queue_waiting(self) -> bool:
-        return any(p.queue for p in self.served_pools)
+        """Whether a pool this stage admits from has a waiting hold."""
+        for p in self.served_pools:
+            if p.queue:
+                return True
+        return False
 
     # -- moments ---------------------------------------------------------------------------
     def totals(self, jobs: Optional[list[StepJob]] = None) -> tuple[float, float, float, float]:
@@ -195,6 +205,9 @@ class StepStage(Stage):
         return job.remaining
 
     def _budget_chunk(self) -> tuple[float, float]:
+        fixed = self.spec.fixed
+        if fixed is not None:
+            return fixed
         if self.spec.pre_totals:
             res, dec, kvd, kvp = self.totals()
         else:
@@ -243,7 +256,10 @@ class StepStage(Stage):
         b, c = self._budget_chunk()
         plan = self.plan = Plan(b, c)
         try:
-            self.spec.body(self, plan)
+            if self.spec.in_order and self.plain_order and not self.queue_waiting():
+                self._serve_in_order(plan)
+            else:
+                self.spec.body(self, plan)
         finally:
             self.plan = None
             self.admit_left = None
@@ -257,59 +273,87 @@ class StepStage(Stage):
 
     def _start(self, plan: Plan) -> None:
         now = self.env._now
-        res, dec, kvd, kvp = self.totals([a[0] for a in plan.assign])
-        decoders = int(dec)
+        assign = plan.assign
+        res = float(len(self.residents))
+        decoders = 0
+        kvd = kvp = 0.0
+        mem = self.memory if self.spec.needs_kv else None
+        held = self._held
+        for job, _t, _k in assign:
+            if job.mode == "decode":
+                decoders += 1
+                if mem is not None:
+                    kvd += held(job.session, mem)
+            elif mem is not None:
+                kvp += held(job.session, mem)
         cost = self.spec.cost(plan.tokens, float(decoders), plan.prefilled, res, kvd, kvp,
                               plan.attention, self.registers)
         if not cost > 0 and plan.tokens > 0 or cost != cost:
             raise SimulationError(
                 f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
                 "schedules tokens lasts a positive time", now)
-        cost = max(cost, 0.0)
+        if cost < 0.0:
+            cost = 0.0
         self.iterations += 1
-        for job, t, _k in plan.assign:
+        advance = None
+        for job, t, _k in assign:
             if job.growing is not None and job.session is not None:
-                self.sim.holds.advance(job, t)
+                frame = job.frame
+                if frame is None:
+                    if advance is None:
+                        advance = self.sim.holds.advance
+                    advance(job, t)
+                else:  # the hold it grew while planning: its position advances
+                    frame.pos[job.fk] += t
+                    frame.grown = True
         self._advance(now)
         has_pre = plan.prefilled > 0
-        has_dec = decoders > 0
-        self.cur_cls = -1 if not plan.assign else (2 if has_pre and has_dec else
-                                                   0 if has_pre else 1)
+        self.cur_cls = -1 if not assign else (2 if has_pre and decoders else
+                                              0 if has_pre else 1)
         self.cur_decodes = decoders
         if decoders and now >= self.warmup:
             self.batch_count += 1
             self.batch_decodes += decoders
             self.batch_time += cost
-        self.sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
-        self.running = (plan.assign, timer(self.env, cost, self._end))
+        sim = self.sim
+        if sim.claims is None:
+            self.served_tokens += plan.tokens
+        else:
+            sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
+        self.running = (assign, timer(self.env, cost, self._end_cb))
 
     def _end(self, _ev: Event) -> None:
-        self.sim.events += 1
+        sim = self.sim
+        sim.events += 1
         now = self.env._now
         self._advance(now)
-        assign, _e = self.running
+        assign = self.running[0]
         self.running = None
         self.last_void = True  # idle again until an attempt schedules
         self.cur_cls = -1
         self.cur_decodes = 0
-        tokens = self.sim.tokens
-        done: list[StepJob] = []
+        token = sim.tokens.token
+        done: Optional[list[StepJob]] = None
         for job, t, _k in assign:
-            job.remaining -= t
+            rem = job.remaining = job.remaining - t
             s = job.session
-            if job.mode == "decode" and s is not None:
-                tokens.token(s, self, True, now)
-            if job.remaining <= EPS:
-                done.append(job)
-        for job in done:
-            self.residents.remove(job)
-            self.n -= 1
-            self._record(job, now)
-            if job.mode == "prefill" and job.session is not None:
-                tokens.token(job.session, self, False, now)
-            job._ok = True
-            job._value = None
-            self.env.schedule(job, READY)
+            if s is not None and job.mode == "decode":
+                token(s, self, True, now)
+            if rem <= EPS:
+                if done is None:
+                    done = [job]
+                else:
+                    done.append(job)
+        if done is not None:
+            for job in done:
+                self.residents.remove(job)
+                self.n -= 1
+                self._record(job, now)
+                if job.mode == "prefill" and job.session is not None:
+                    token(job.session, self, False, now)
+                job._ok = True
+                job._value = None
+                self.env.schedule(job, READY)
         self.instant.mark(self)
 
     def _record(self, job: Job, now: float) -> None:
@@ -322,6 +366,61 @@ class StepStage(Stage):
         self.itl.add(gap)
         self.itl_sum += gap
         self.itl_n += 1
+
+    def _serve_in_order(self, plan: Plan) -> None:
+        """The default body when nothing waits to be admitted and residents
+        are served in admission order: `serve_pass` over a snapshot of the
+        residents (which can only lose members while it runs), with the
+        common case -- a token that fits the resident's allocation -- inline."""
+        grow = self.sim.holds.engine_grow
+        left = plan.left
+        chunk = plan.chunk
+        assign = plan.assign
+        tokens = plan.tokens
+        residents = self.residents
+        removed = False
+        for job in residents[:]:
+            if left <= 0:
+                break
+            if removed and job not in residents:
+                continue
+            if job.stall is not None:
+                continue
+            rem = job.remaining
+            if job.mode == "decode":
+                t = 1.0 if rem >= 1.0 else rem
+            else:
+                t = chunk if 0 < chunk < rem else rem
+            if t > left:
+                t = left
+            if t <= 0:
+                continue
+            k = 0.0
+            if job.growing is not None and job.session is not None:
+                frame = job.frame
+                if frame is not None and frame.pos[job.fk] + t - frame.alloc[job.fk] <= TOL:
+                    k = frame.pos[job.fk]
+                else:
+                    plan.left, plan.tokens = left, tokens
+                    outcome, k = grow(job, t, self)
+                    # a cancelled victim gave its tokens back
+                    left, tokens, assign = plan.left, plan.tokens, plan.assign
+                    if outcome == "self":
+                        plan.preempted += 1
+                        plan.stop = True
+                        break
+                    if outcome == "stall":
+                        continue
+                    if outcome:
+                        plan.preempted += outcome
+                        removed = True
+            assign.append((job, t, k))
+            left -= t
+            tokens += t
+            if job.mode == "prefill":
+                plan.prefilled += t
+                plan.attention += t * (k + t / 2.0)
+        plan.left, plan.tokens = left, tokens
 
     # -- serving one resident (§7 steps 3–4) ----------------------------------------------------
     def serve_one(self, job: StepJob, plan: Plan) -> None:

@@ -91,7 +91,8 @@ class Instant:
     def settled(self) -> None:
         """No other event is due at this instant: recompute what changed."""
         items, self.dirty = self.dirty, []
-        items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
+        if len(items) > 1:
+            items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
         for obj in items:
             obj.dirty = False
             obj.end_of_instant()

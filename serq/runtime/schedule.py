@@ -35,6 +35,8 @@ class StepSpec:
     needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
     pre_totals: bool = True  # budget or chunk reads the residents' totals
     serve_totals: bool = True  # serve keys, `only` or the body read the totals
+    fixed: Optional[tuple[float, float]] = None  # (budget, chunk) when both are numbers
+    in_order: bool = False  # the default body in admission order (no keys, `only`, granule, registers)
 
 
 def _reads(node: Any, names: set[str]) -> bool:
@@ -88,8 +90,12 @@ class StepCompiler:
         else:
             only = None if step.only is None else self._fn(SERVE, step.only, regs, "s")
             body = default_body(only, self._keys(step.keys, regs))
+        in_order = (step.serve != "exclusive" and step.iteration is None and step.only is None
+                    and step.keys is None and step.granule is None and not step.registers)
+        fixed = ((float(step.budget.value), float(step.chunk.value))
+                 if isinstance(step.budget, ir.Num) and isinstance(step.chunk, ir.Num) else None)
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
-                        needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
+                        fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
                         pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
                         serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)))
 

@@ -126,8 +126,10 @@ class LogHistogram:
             self._buckets[k] = [1, x, x]
         else:
             bucket[0] += 1
-            bucket[1] = min(bucket[1], x)
-            bucket[2] = max(bucket[2], x)
+            if x < bucket[1]:
+                bucket[1] = x
+            elif x > bucket[2]:
+                bucket[2] = x
         self.count += 1
         self._sum += x
 
