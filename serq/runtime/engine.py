@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from simpy.events import Event
 
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
+from .burst import Burst
 from .holds import TOL
 from .stages import Job, Stage
 
@@ -52,7 +52,7 @@ class Plan:
         self.no_admit = False      # exclusive prefill / granule wait
 
 
-class StepStage(Stage):
+class StepStage(Burst, Stage):
     """A `step { … }` stage member."""
 
     kind = "step"
@@ -74,6 +74,11 @@ class StepStage(Stage):
         self.last_void = True  # idle: any event may start an attempt
         self.plain_order = type(self).serving_order is StepStage.serving_order
         self._end_cb = self._end
+        self.burst = False  # set by the event loop when it allows `_burst`
+        self.bursting = False  # inside `_burst`
+        self.others: list[StepStage] = []  # the program's other engines
+        self.repeatable = False  # `_repeat_decodes` may plan for `attempt`
+        self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
         self.iterations = 0
         self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed
@@ -272,7 +277,6 @@ class StepStage(Stage):
         self._start(plan)
 
     def _start(self, plan: Plan) -> None:
-        now = self.env._now
         assign = plan.assign
         res = float(len(self.residents))
         decoders = 0
@@ -286,14 +290,21 @@ class StepStage(Stage):
                     kvd += held(job.session, mem)
             elif mem is not None:
                 kvp += held(job.session, mem)
-        cost = self.spec.cost(plan.tokens, float(decoders), plan.prefilled, res, kvd, kvp,
-                              plan.attention, self.registers)
-        if not cost > 0 and plan.tokens > 0 or cost != cost:
-            raise SimulationError(
-                f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
-                "schedules tokens lasts a positive time", now)
-        if cost < 0.0:
-            cost = 0.0
+        self._launch(assign, plan.tokens, decoders, plan.prefilled, res, kvd, kvp,
+                     plan.attention, plan)
+
+    def _launch(self, assign: list, tokens: float, decoders: int, prefilled: float,
+                res: float, kvd: float, kvp: float, attention: float,
+                plan: Optional[Plan], cost: Optional[float] = None) -> None:
+        """Start the planned iteration: its cost (unless already evaluated),
+        the holds' positions, the statistics; its end is a calendar entry
+        (or, in a burst, handled inline when nothing else comes first)."""
+        env = self.env
+        now = env._now
+        if cost is None:
+            cost = self._checked_cost(self.spec.cost(
+                tokens, float(decoders), prefilled, res, kvd, kvp, attention, self.registers),
+                tokens)
         self.iterations += 1
         advance = None
         for job, t, _k in assign:
@@ -307,7 +318,7 @@ class StepStage(Stage):
                     frame.pos[job.fk] += t
                     frame.grown = True
         self._advance(now)
-        has_pre = plan.prefilled > 0
+        has_pre = prefilled > 0
         self.cur_cls = -1 if not assign else (2 if has_pre and decoders else
                                               0 if has_pre else 1)
         self.cur_decodes = decoders
@@ -317,12 +328,27 @@ class StepStage(Stage):
             self.batch_time += cost
         sim = self.sim
         if sim.claims is None:
-            self.served_tokens += plan.tokens
+            self.served_tokens += tokens
         else:
             sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
-        self.running = (assign, timer(self.env, cost, self._end_cb))
+        if self.bursting:
+            end = now + cost
+            q = env._queue
+            if (not q or q[0][0] > end) and end <= sim.horizon and sim.drained is None:
+                self.running = (assign, None)  # `_burst` ends it at `end`
+                self.inline_end = end
+                return
+        self.running = (assign, timer(env, cost, self._end_cb))
 
-    def _end(self, _ev: Event) -> None:
+    def _checked_cost(self, cost: float, tokens: float) -> float:
+        """An iteration's duration: a positive number when it schedules tokens."""
+        if not cost > 0 and tokens > 0 or cost != cost:
+            raise SimulationError(
+                f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
+                "schedules tokens lasts a positive time", self.env._now)
+        return cost if cost >= 0.0 else 0.0
+
+    def _finish(self) -> None:
         sim = self.sim
         sim.events += 1
         now = self.env._now
@@ -332,13 +358,13 @@ class StepStage(Stage):
         self.last_void = True  # idle again until an attempt schedules
         self.cur_cls = -1
         self.cur_decodes = 0
-        token = sim.tokens.token
+        decode = sim.tokens.decode
         done: Optional[list[StepJob]] = None
         for job, t, _k in assign:
             rem = job.remaining = job.remaining - t
             s = job.session
             if s is not None and job.mode == "decode":
-                token(s, self, True, now)
+                decode(s, self, now)
             if rem <= EPS:
                 if done is None:
                     done = [job]
@@ -350,7 +376,7 @@ class StepStage(Stage):
                 self.n -= 1
                 self._record(job, now)
                 if job.mode == "prefill" and job.session is not None:
-                    token(job.session, self, False, now)
+                    sim.tokens.token(job.session, self, False, now)
                 job._ok = True
                 job._value = None
                 self.env.schedule(job, READY)

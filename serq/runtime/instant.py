@@ -73,6 +73,7 @@ class Instant:
         self.env = env
         self.pending = False
         self.inline = False  # the event loop calls `settled()` itself
+        self.closed = False  # an event already did the loop's end-of-event work
         self.dirty: list[EndOfInstant] = []
 
     def mark(self, obj: EndOfInstant) -> None:

@@ -480,6 +480,8 @@ class Simulation:
             instant.inline = True  # the end of an instant is handled below
             if instant.pending:
                 instant.pending = False  # an entry already queued finds nothing to do
+            for st in steps:  # an engine may handle its own quiet iterations
+                st.allow_burst(not gauges and progress is None and not check)
         last = 0.0
         tick = 0
         while q:
@@ -507,6 +509,12 @@ class Simulation:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
+            if simple:
+                continue
+            if instant.closed:  # an engine's burst ended with a settle
+                instant.closed = False
+                continue
+            t = env._now  # a burst may have moved the clock
             if holds is not None and item[1] != LATE and holds.waiting():
                 # the pool pass of a settle: once no ready session is left
                 # (not after the end of an instant, which follows the settle)

@@ -118,6 +118,32 @@ class TokenLog:
         else:
             st.gaps.clear()
 
+    def decode(self, s: Any, stage: Any, t: float) -> None:
+        """`token(s, stage, True, t)`, with the common case inline: a decode
+        token of a running turn (and request) continues their sequences."""
+        st = s.tok
+        if st is None or s.turn_no != st.turn_no:
+            return self.token(s, stage, True, t)
+        u = st.turn
+        r = st.request
+        if not u.count or (st.active and not r.count):
+            return self.token(s, stage, True, t)
+        if st.active:
+            r.count += 1
+            r.last = t
+            r.prev_decode = True
+            r.prev_stage = stage
+            if r.preempted:
+                r.preempted.clear()
+        st.gaps.append((stage, t - u.last, t))
+        u.count += 1
+        u.last = t
+        u.prev_decode = True
+        u.prev_stage = stage
+        if u.preempted:
+            u.preempted.clear()
+        return None
+
     def preempted(self, s: Any, stage: Any) -> None:
         """The session was preempted while resident at `stage`."""
         st = s.tok

@@ -1,0 +1,74 @@
+"""A step engine's bursts change nothing (serq/runtime/burst.py).
+
+Between events of the rest of the model an engine handles its own quiet
+iterations (settles itself, ends iterations inline, replays a steady decode
+batch). The event loop turns bursts off when it must see every event: with
+the invariant checker on (`Simulation(…, check_invariants=True)`), every
+iteration end is a calendar entry and every settle goes through the loop.
+The expected report of each case below is therefore the run without bursts;
+the two must be identical key for key (the reports hold every statistic,
+sample and counter, `events` included).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import serq
+from serq.report.json_report import to_dict
+from serq.runtime.simulation import Simulation
+
+CASES = [
+    # (program, sets, seed, horizon, warmup, arrivals)
+    ("examples/multi-turn/vllm.sq", {}, 1, 60.0, 5.0, None),
+    ("examples/multi-turn/vllm.sq", {"Lambda": 3.0}, 2, 40.0, 5.0, None),
+    # few KV blocks: growth stalls, LRU eviction and preemption in the batch
+    ("examples/multi-turn/vllm.sq", {"blocks": 400, "Lambda": 2.0}, 3, 40.0, 5.0, None),
+    ("examples/multi-turn/vllm.sq", {"max_seqs": 2, "Lambda": 2.0}, 4, 40.0, 0.0, None),
+    # a run that drains: the burst must stop where the loop would
+    ("examples/single-turn/vllm_single_turn.sq", {}, 5, 500.0, 1.0, 300),
+    ("examples/single-turn/vllm_single_turn.sq", {}, 1, 80.0, 10.0, None),
+    ("examples/multi-turn/replica.sq", {}, 1, 40.0, 5.0, None),
+    ("examples/multi-turn/prefix_cache.sq", {}, 1, 100.0, 10.0, None),
+    ("examples/papers/fastertransformer.sq", {}, 1, 40.0, 5.0, None),
+    ("examples/papers/vllm_exclusive.sq", {}, 1, 40.0, 5.0, None),
+    ("examples/papers/orca.sq", {}, 1, 40.0, 5.0, None),
+    ("examples/papers/sarathi.sq", {}, 1, 40.0, 5.0, None),
+]
+
+
+def _report(path, sets, seed, horizon, warmup, arrivals, check):
+    prog = serq.load(path, sets=sets)
+    prog.settings = serq.api.settings_for(prog, seed=seed, horizon=horizon, warmup=warmup,
+                                          arrivals=arrivals)
+    sim = Simulation(prog, check_invariants=check)
+    return json.dumps(to_dict(sim.run()), sort_keys=True), sim
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].split('/')[-1]}-{c[2]}")
+def test_bursts_give_the_loops_report(case):
+    with_bursts, sim = _report(*case, check=False)
+    without, _ = _report(*case, check=True)
+    assert with_bursts == without
+    assert all(st.burst for st in sim.step_list)
+
+
+def test_bursts_handle_most_iterations(monkeypatch):
+    """Most iterations of the benchmark's program never reach the calendar:
+    their ends are handled inline (without bursts every one is an entry)."""
+    import serq.runtime.engine as engine_mod
+    calls = {"n": 0}
+    timer = engine_mod.timer
+
+    def counting(*args, **kwargs):
+        calls["n"] += 1
+        return timer(*args, **kwargs)
+
+    monkeypatch.setattr(engine_mod, "timer", counting)
+    prog = serq.load("examples/multi-turn/vllm.sq")
+    prog.settings = serq.api.settings_for(prog, seed=1, horizon=60.0, warmup=0.0)
+    rep = Simulation(prog).run()
+    iterations = next(st for st in rep.stages if st.name == "engine").iterations
+    assert iterations > 10_000
+    assert calls["n"] < iterations / 10
