@@ -184,7 +184,9 @@ class Burst:
         cls_time = self.cls_time
         now = env._now
         while True:
-            cost = checked(cost_fn(n, n, 0.0, n, kvd, 0.0, 0.0, R), n)
+            cost = cost_fn(n, n, 0.0, n, kvd, 0.0, 0.0, R)
+            if not cost > 0.0:
+                cost = checked(cost, n)  # raises: a batch with tokens takes time
             end = now + cost
             if (q and q[0][0] <= end) or end > horizon:
                 break
