@@ -35,11 +35,24 @@ CASES = [
     ("examples/papers/vllm_exclusive.sq", {}, 1, 40.0, 5.0, None),
     ("examples/papers/orca.sq", {}, 1, 40.0, 5.0, None),
     ("examples/papers/sarathi.sq", {}, 1, 40.0, 5.0, None),
+    # claims over iterations read every iteration's start (Part 06 §8)
+    ("source:claims", {}, 1, 200.0, 10.0, None),
 ]
+
+CLAIMS = """
+stage E : step { budget 8; cost 0.01 + 0.001 * tokens; }
+workload { arrive poisson(2); init { set big = ~bernoulli(0.5); } session { request; end; } }
+server { prefill (8 + 4 * big); decode (30); observe done = now; }
+claim cap_ok: every iteration of E (tokens <= 8);
+claim some_full: some iteration of E (tokens == 8);
+claim small_only given (big == 0): every iteration of E (tokens <= 8);
+run { horizon 100; }
+"""
 
 
 def _report(path, sets, seed, horizon, warmup, arrivals, check):
-    prog = serq.load(path, sets=sets)
+    prog = (serq.load(source=CLAIMS, sets=sets) if path == "source:claims"
+            else serq.load(path, sets=sets))
     prog.settings = serq.api.settings_for(prog, seed=seed, horizon=horizon, warmup=warmup,
                                           arrivals=arrivals)
     sim = Simulation(prog, check_invariants=check)
