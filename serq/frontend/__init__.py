@@ -17,6 +17,7 @@ from ..errors import LinkError, ParseError, SerqError, UsageError
 from . import syntax as S
 from .consts import Constants, settings
 from .engines import lower_engines
+from .entries import rewrite_queues
 from .expand import expand
 from .layout import Flat, read_program
 from .lower import Lowerer, ir_stmts
@@ -77,6 +78,7 @@ def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:
     flat = read_program(text, label, path, workload)
     _check_workload_file(flat)
     items = expand(flat.items, flat.sources, opts["defs"])
+    items = rewrite_queues(items, flat.sources)
     res = Resolver(flat.sources)
     if workload is not None:
         res.file_rank[workload[1]] = 0
