@@ -157,7 +157,12 @@ def parse_source(text: str, file: str, root: str = "program"):
         offset = starts[line - 1] + max((e.col or 1) - 1, 0)
         i = token_index(tokens, offset)
         tok = tokens[i]
-        message = syntax_message(rule_names(e.expected_rules or []), tokens, i)
+        expected = rule_names(e.expected_rules or [])
+        if set(expected) <= {"pull", "push"} and i > 0:
+            # a word at top level that is no item: not the start of a relation
+            i, expected = i - 1, ["eof", "stage"]
+            tok = tokens[i]
+        message = syntax_message(expected, tokens, i)
         raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text) from None
     except (TextXError, RecursionError, ValueError) as e:  # pragma: no cover
         raise ParseError(f"cannot parse: {e}", Pos(file, 1, 1, 1), source=text) from None
