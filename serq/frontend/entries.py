@@ -481,7 +481,8 @@ def rewrite_queues(items: list, sources: dict) -> list:
                     (isinstance(s, S.SRequest) and s.gateway is not None) or
                     (isinstance(s, S.SRun) and not s.stages)
                     for b in _blocks(items) for s in stmts_in(b)) and \
-            not any(isinstance(n, S.EName) and n.fields and n.name not in ENGINE_LISTS
+            not any(isinstance(n, S.EName) and (n.fields and n.name not in ENGINE_LISTS
+                                                or n.name == "self")
                     for n in nodes([b for b in _blocks(items)])):
         return items
     decls = QueueDecls(items, sources)
