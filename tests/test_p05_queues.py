@@ -415,3 +415,25 @@ def test_p05_w2_llmd_within_reference_intervals():
     for name, (mean, ci) in LLMD_REFERENCE.items():
         mine = rep["observes"][name]
         assert abs(mine["mean"] - mean) <= mine["ci"] + ci, (name, mine["mean"], mean)
+
+
+# ------------------------------------------------------------------ check --kernel
+
+
+def test_p05_check_kernel_prints_the_rewrite(tmp_path, capsys):
+    """`serq-simpy check --kernel` prints §2.12's session as the spec does."""
+    from serq.cli import main
+    f = tmp_path / "w1.sq"
+    f.write_text(W1)
+    assert main(["check", "--kernel", str(f)]) == 0
+    out = capsys.readouterr().out
+    lines = [x.strip() for x in out.splitlines()]
+    for expected in ["pool P.kv[NP] { cap 1000; }", "stage P.nic[NP] : ps(20);",
+                     "stage D.nic.latency[ND] : delay;", "share maxmin;",
+                     "run D.nic.latency[j] (x0);", "run P.nic[i], D.nic[j] (prompt);",
+                     "load D.kv[j] (prompt - 1);", "release P.kv[i];",
+                     "set D.read = now;", "run D[j] prefill (1) growing D.kv[j];",
+                     "} cache (prompt) lease P.kv[i] (inf);",
+                     "observe lease = D.read - P.done;"]:
+        assert expected in lines, expected
+    assert "queue" not in out and "mark" not in out and "transfer" not in out
