@@ -182,9 +182,9 @@ class KernelText:
         if s.route is None:
             self.emit(d, "request;")
             return
-        self.emit(d, f"// request {s.gateway}: its route")
+        self.emit(d, f"// gateway {s.gateway}: its route")
         self.block(s.route, d)
-        self.emit(d, f"// end of request {s.gateway}")
+        self.emit(d, f"// end of {s.gateway}'s route")
 
     def nested(self, head: str, body: list, d: int, tail: str = "") -> None:
         self.emit(d, head + " {")
