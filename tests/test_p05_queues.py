@@ -437,3 +437,63 @@ def test_p05_check_kernel_prints_the_rewrite(tmp_path, capsys):
                      "observe lease = D.read - P.done;"]:
         assert expected in lines, expected
     assert not re.search(r"\b(queue|mark|transfer|request) ", out)
+
+
+# ------------------------------------------------------------------ the PD programs
+
+DET = {"prefill_work": "~det(sP)", "decode_work": "~det(sD)", "kv_tokens": "~det(K)"}
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("pd_tandem", dict(horizon=300, warmup=30)),
+    ("pd_open", dict(horizon=300, warmup=30, sets={"Lambda": 0.5})),
+])
+def test_p05_pd_queue_and_flat_identical(name, kw):
+    """Each PD program's queue form and flat form: identical reports."""
+    q = to_dict(serq.run(load(os.path.join(PD, f"{name}.sq"), **kw)))
+    f = to_dict(serq.run(load(os.path.join(PD, f"{name}_flat.sq"), **kw)))
+    assert q["observes"]["latency"]["count"] > 50
+    assert rows(q) == rows(f)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["pd_tandem", "pd_open", "pd_tandem_flat"])
+def test_p05_pd_deterministic_against_reference(name):
+    """With the laws made deterministic (`--def …='~det(…)'`), the queue
+    programs equal pyserq 0.1.3's reports on the same text exactly."""
+    from oracle import UNCOMPARED, assert_reports_match, available, run_reference
+    if not available("0.1.3"):
+        pytest.skip("pyserq 0.1.3 is not available")
+    path = os.path.join(PD, f"{name}.sq")
+    kw = dict(horizon=200, warmup=20)
+    ref = run_reference(None, "0.1.3", path=path, defs=DET, **kw)
+    mine = to_dict(serq.run(load(path, defs=DET, **kw)))
+    assert_reports_match(mine, ref, ignore=UNCOMPARED)
+    assert [(s["name"], s["index"]) for s in mine["stages"]] == \
+        [(s["name"], s["index"]) for s in ref["stages"]]
+
+
+@pytest.mark.oracle
+def test_p05_w1_against_reference():
+    """§2.12 against pyserq 0.1.3: every field of the report."""
+    from oracle import UNCOMPARED, assert_reports_match, available, run_reference
+    if not available("0.1.3"):
+        pytest.skip("pyserq 0.1.3 is not available")
+    ref = run_reference(W1, "0.1.3")
+    assert_reports_match(run_source(W1), ref, ignore=UNCOMPARED)
+
+
+@pytest.mark.slow
+@pytest.mark.oracle
+def test_p05_llmd_against_reference_intervals():
+    """llmd_nixl_pull at seed 1 against a pyserq 0.1.3 run of the same file:
+    remote share, ttft, response and lease within the two CIs."""
+    from oracle import available, run_reference
+    if not available("0.1.3"):
+        pytest.skip("pyserq 0.1.3 is not available")
+    path = os.path.join(PD, "llmd_nixl_pull.sq")
+    ref = run_reference(None, "0.1.3", path=path)
+    mine = to_dict(serq.run(load(path)))
+    for name in ("remote", "ttft", "response", "lease"):
+        a, b = mine["observes"][name], ref["observes"][name]
+        assert abs(a["mean"] - b["mean"]) <= a["ci"] + b["ci"], name
