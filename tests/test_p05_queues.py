@@ -497,3 +497,42 @@ def test_p05_llmd_against_reference_intervals():
     for name in ("remote", "ttft", "response", "lease"):
         a, b = mine["observes"][name], ref["observes"][name]
         assert abs(a["mean"] - b["mean"]) <= a["ci"] + b["ci"], name
+
+
+# ------------------------------------------------------------------ the other examples
+
+EXAMPLES = [os.path.join(PD, f) for f in sorted(os.listdir(PD)) if f.endswith(".sq")] + \
+    [os.path.join(HERE, "..", "examples", "multi-turn", "routing.sq")]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[os.path.basename(p) for p in EXAMPLES])
+def test_p05_examples_load_and_print(path):
+    """Every Part 05 example loads, and `check --kernel` prints it without a
+    queue, call, `mark` or `transfer` left."""
+    load(path)
+    text = serq.frontend.kernel_text(path)
+    assert not re.search(r"^\s*(queue |mark |transfer |\w+(\[[^]]*\])?\.\w+ \()", text, re.M)
+
+
+def test_p05_push_example_short_run():
+    """vllm_nixl_push.sq: every copy crosses both NICs after the writer's
+    wait, and the decoder's blocks wait at least that long."""
+    d = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push.sq"), horizon=120,
+                              warmup=0)))
+    st = {s["name"]: s for s in d["stages"]}
+    assert st["P.nic"]["completed"] == st["D.nic"]["completed"] == st["wr"]["completed"] > 20
+    assert d["observes"]["parked"]["count"] > 20
+    parked = d["observes"]["parked"]
+    assert parked["mean"] >= 0.010  # x0, the wait of every copy
+
+
+@pytest.mark.parametrize("policy, hits, moves", [(0, 1.0, 0), (2, None, 1)])
+def test_p05_routing_policies(policy, hits, moves):
+    """routing.sq: affinity always hits and never moves KV; policy 2 moves
+    KV over the link at least once in a short run."""
+    d = to_dict(serq.run(load(os.path.join(HERE, "..", "examples", "multi-turn",
+                                           "routing.sq"), sets={"policy": policy},
+                              horizon=400, warmup=0)))
+    if hits is not None:
+        assert d["observes"]["hit"]["mean"] == hits
+    assert (d["observes"]["migration"]["count"] > 0) == bool(moves)
