@@ -17,6 +17,7 @@ from typing import Optional
 from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
+from .names import OBSERVABLES
 from .walk import nodes, rewrite, stmts_in
 
 ROLES = ("gateway", "prefill", "decode", "link")
@@ -140,12 +141,7 @@ class QueueDecls:
             if ("transfer", False) in entries:
                 raise self.err("a called link's time is its entry's: write the latency "
                                "in the entry body", q.latency.pos)
-            bad = next((n for n in nodes(q.latency)
-                        if isinstance(n, (S.EDraw, S.ECall)) or
-                        (isinstance(n, S.EName) and n.fields)), None)
-            if bad is not None:
-                raise self.err("a link's `latency` is a number or a constant over `let`s",
-                               q.latency.pos)
+            self.constant_latency(q.latency, "a link's")
         self.queues[q.name] = Queue(q, roles, entries, pools)
         self.learn(self.queues[q.name])
 
@@ -196,6 +192,16 @@ class QueueDecls:
                 elif isinstance(s, S.SHold):
                     q.sets.update(b.name for b in s.bindings)
 
+    def constant_latency(self, e: S.Expr, whose: str) -> None:
+        """A `latency` is a number or a constant expression over `let`s."""
+        lets = {i.name for i in self.items if isinstance(i, S.ILet)}
+        for n in nodes(e):
+            if isinstance(n, (S.EDraw, S.EAgg)) or (isinstance(n, S.ECall) and
+                                                   n.fn in OBSERVABLES) or \
+                    (isinstance(n, S.EName) and (n.fields or n.name not in lets)):
+                raise self.err(f"{whose} `latency` is a number or a constant over `let`s",
+                               n.pos, "declare the value with `let`")
+
     # ----------------------------------------------------------- relations
     def relation(self, r: S.IPull) -> None:
         for name, pos in ((r.reader, r.pos), (r.source, r.source_pos)):
@@ -218,10 +224,8 @@ class QueueDecls:
             raise self.err(f"the relations name two `share` policies "
                            f"(`{self.pulls[0].policy}`, `{r.policy}`): the program has one",
                            r.pos)
-        if r.latency is not None and any(isinstance(n, (S.EDraw, S.ECall)) or (
-                isinstance(n, S.EName) and n.fields) for n in nodes(r.latency)):
-            raise self.err("a relation's `latency` is a number or a constant over `let`s",
-                           r.latency.pos)
+        if r.latency is not None:
+            self.constant_latency(r.latency, "a relation's")
         reader.pull = r
         self.pulls.append(r)
 
