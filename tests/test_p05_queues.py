@@ -9,7 +9,6 @@ reports. Errors are in tests/bad_programs/queue_*.sq and serving_*.sq.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 

@@ -6,6 +6,7 @@ syntax-level rules (item order inside a queue, `serve`/`nic` twice, a
 queue pass (queues.py)."""
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from ..ir import Pos
@@ -49,12 +50,8 @@ class QueueBuilder:
 
     def count_tokens(self, o: Any) -> int:
         """Number of tokens a textX object spans."""
-        start = self.tok(o._tx_position)
-        i0 = self.tokens.index(start)
-        n = 0
-        while i0 + n < len(self.tokens) and self.tokens[i0 + n].offset < o._tx_position_end:
-            n += 1
-        return n
+        return (bisect.bisect_left(self.offsets, o._tx_position_end) -
+                bisect.bisect_left(self.offsets, o._tx_position))
 
     # ----------------------------------------------------------------- items
     def stage_kind(self, name: str, k: Any, pos: Pos, name_pos: Pos) -> S.IStage:
