@@ -535,3 +535,57 @@ def test_p05_routing_policies(policy, hits, moves):
     if hits is not None:
         assert d["observes"]["hit"]["mean"] == hits
     assert (d["observes"]["migration"]["count"] > 0) == bool(moves)
+
+
+# ------------------------------------------------------------------ families, calls
+
+FAMILY_OF_ONE = """
+let M = 1;
+queue gw : gateway { route { E[0].prefill (4); observe u = used(E.kv); observe h = holders(E[0].kv); } }
+queue E[M] : prefill { pool kv { cap 9; } serve fifo; prefill (n) { hold kv (n) { run (n); } } }
+workload { arrive batch(1); session { request gw; } }
+run { horizon 10; }
+"""
+
+
+def test_p05_family_of_one():
+    """§2.2, §2.7: `E[1]` is a family (rows with index 0; calls indexed) and
+    accepts `E.kv` for `E.kv[0]` from outside (checked against pyserq 0.1.3:
+    identical report)."""
+    d = run_source(FAMILY_OF_ONE)
+    assert [(s["name"], s["index"]) for s in d["stages"]] == [("E", 0)]
+    assert [(p["name"], p["index"]) for p in d["pools"]] == [("E.kv", 0)]
+    assert d["observes"]["u"]["mean"] == 0 and d["observes"]["h"]["mean"] == 0
+    with pytest.raises(ParseError) as info:
+        load(source=FAMILY_OF_ONE.replace("E[0].prefill", "E.prefill"))
+    assert "`E` is a family of M; index it" in info.value.message
+
+
+CHAIN = """
+queue gw : gateway { route { A.prefill (1); A.prefill (2); } }
+queue A : prefill { serve fifo; prefill (n) { BODY } }
+queue B : decode { serve fifo; decode (n) { run (n); run (n); } }
+stage s : delay;
+workload { arrive batch(1); session { request gw; } }
+run { horizon 100; }
+"""
+
+
+def test_p05_same_entry_twice_in_sequence_is_no_cycle():
+    d = run_source(CHAIN.replace("BODY", "B.decode (n); B.decode (n + 1);"))
+    b = next(s for s in d["stages"] if s["name"] == "B")
+    assert b["completed"] == 8
+
+
+def test_p05_expansion_bound():
+    """§2.5: the statements produced by expansion are bounded (100 000)."""
+    levels = 18
+    queues = "".join(
+        f"queue L{k} : decode {{ serve fifo; decode (n) {{ L{k + 1}.decode (n); "
+        f"L{k + 1}.decode (n); }} }}\n" for k in range(levels))
+    queues += f"queue L{levels} : decode {{ serve fifo; decode (n) {{ run (n); }} }}\n"
+    text = ("queue gw : gateway { route { L0.decode (1); } }\n" + queues +
+            "workload { arrive batch(1); session { request gw; } }\n")
+    with pytest.raises(ParseError) as info:
+        load(source=text, horizon=1)
+    assert "expands to more than 100000 statements" in info.value.message

@@ -394,6 +394,8 @@ class Rewriter:
     def queue_pool(self, e: S.EName, q: Queue, ctx: Context) -> S.EName:
         name = f"{q.name}.{e.fields[0]}"
         if q.family:
+            if e.index is None and q.one:
+                return S.EName(name, e.pos, S.ENum(0.0, e.pos))
             if e.index is None:
                 raise self.err(f"`{e.name}` is a family; index it: "
                                f"`{e.name}[i].{e.fields[0]}`", e.pos, ctx=ctx)

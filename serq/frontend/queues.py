@@ -18,6 +18,7 @@ from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
 from .names import OBSERVABLES
+from .show import show
 from .walk import nodes, rewrite, stmts_in
 
 ROLES = ("gateway", "prefill", "decode", "link")
@@ -30,6 +31,30 @@ ROLE_ENTRIES = {
     "link": {("transfer", False): (1, False)},
 }
 VERBS = {verb for entries in ROLE_ENTRIES.values() for verb, _ in entries}
+
+
+MAX_MEMBERS = 10_000
+FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+        "/": lambda a, b: a / b if b else None}
+
+
+def fold_size(e: S.Expr, lets: dict, depth: int = 0) -> Optional[float]:
+    """The value of a family size over numbers and `let`s, or None when it
+    needs more (the kernel's array-size rules then decide)."""
+    if depth > 50:
+        return None
+    if isinstance(e, S.ENum):
+        return e.value
+    if isinstance(e, S.EName) and not e.fields and e.index is None and e.name in lets:
+        return fold_size(lets[e.name], lets, depth + 1)
+    if isinstance(e, S.EBinary) and e.op in FOLD:
+        a, b = fold_size(e.left, lets, depth + 1), fold_size(e.right, lets, depth + 1)
+        return FOLD[e.op](a, b) if a is not None and b is not None else None
+    if isinstance(e, S.ECall) and e.fn in ("min", "max") and len(e.args) == 2:
+        a, b = (fold_size(x, lets, depth + 1) for x in e.args)
+        return (min if e.fn == "min" else max)(a, b) if a is not None and b is not None \
+            else None
+    return None
 
 
 def entry_label(verb: str, has_from: bool) -> str:
@@ -47,6 +72,7 @@ class Queue:
     marks: set[str] = field(default_factory=set)    # names its entries `mark`
     sets: set[str] = field(default_factory=set)     # names its entries set/choose/bind
     pull: Optional[S.IPull] = None                  # the relation it reads by
+    one: bool = False                               # a family of one (`Q[1]`)
 
     @property
     def name(self) -> str:
@@ -72,6 +98,7 @@ class QueueDecls:
         self.queues: dict[str, Queue] = {}
         self.pulls: list[S.IPull] = []
         self.items = items
+        self.lets = {i.name: i.value for i in items if isinstance(i, S.ILet)}
         for item in items:
             if isinstance(item, S.IQueue):
                 self.declare(item)
@@ -109,6 +136,12 @@ class QueueDecls:
         if "gateway" in roles and q.size is not None:
             raise self.err(f"a gateway is one queue: `{q.name}[…]` cannot play `gateway`",
                            q.size.pos, f"write `queue {q.name} : gateway`")
+        if q.size is not None:
+            n = fold_size(q.size, self.lets)
+            if n is not None and n > MAX_MEMBERS:
+                raise self.err(f"queue `{q.name}[{show(q.size)}]` has {n:g} members, more "
+                               f"than a family holds ({MAX_MEMBERS}): every member is a "
+                               "pool or stage of its own", q.size.pos)
         self.item_order(q)
         pools: dict[str, S.IPool] = {}
         for p in q.pools:
@@ -142,7 +175,8 @@ class QueueDecls:
                 raise self.err("a called link's time is its entry's: write the latency "
                                "in the entry body", q.latency.pos)
             self.constant_latency(q.latency, "a link's")
-        self.queues[q.name] = Queue(q, roles, entries, pools)
+        self.queues[q.name] = Queue(q, roles, entries, pools,
+                                    one=q.size is not None and fold_size(q.size, self.lets) == 1)
         self.learn(self.queues[q.name])
 
     def item_order(self, q: S.IQueue) -> None:
