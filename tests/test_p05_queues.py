@@ -589,3 +589,16 @@ def test_p05_expansion_bound():
     with pytest.raises(ParseError) as info:
         load(source=text, horizon=1)
     assert "expands to more than 100000 statements" in info.value.message
+
+
+def test_p05_errors_name_the_calls_they_came_through():
+    """A parse error inside an entry names every call and request on its way;
+    a link error found in an expanded entry names the call."""
+    bad = os.path.join(HERE, "bad_programs")
+    with pytest.raises(ParseError) as info:
+        load(os.path.join(bad, "queue_header_reads_local.sq"))
+    assert info.value.notes == ["in `D.decode`, called at 2:30",
+                                "in `gw.route`, requested at 4:64"]
+    with pytest.raises(LinkError) as info:
+        load(os.path.join(bad, "queue_link_error_in_entry.sq"))
+    assert "in `D.decode`, called at 2:30" in info.value.notes

@@ -50,8 +50,8 @@ def expand_call(rw: Rewriter, s: S.SCall, ctx: Context) -> list:
         body.append(S.SPoolStmt("load", rw.pool_ref(s.dst, ctx, "loads"),
                                 rw.expr(s.amount, ctx), s.pos, via=s.via))
         body.append(S.SPoolStmt("release", clone(source.pool), None, s.pos, via=s.via))
-    for st in stmts_in(body):
-        st.via = st.via + s.via
+    for st in stmts_in(body):  # link errors name every call they came through
+        st.via = st.via + inner.via[-1:] + s.via
     return rw.counted(body, s.pos)
 
 

@@ -74,12 +74,13 @@ class Rewriter:
                     if isinstance(c, S.CHidden):
                         self.hidden.update(n for n, _ in c.names)
         self.count = 0
+        self.binds: set[str] = set()   # the bindings of the hold whose header is read
         from .transfer import Transfers
         self.transfers = Transfers(self)
 
     def err(self, message: str, pos: Pos, help: Optional[str] = None,
             ctx: Optional[Context] = None) -> ParseError:
-        notes = [note for note, _ in ctx.via] if ctx is not None else []
+        notes = [note for note, _ in reversed(ctx.via)] if ctx is not None else []
         return ParseError(message, Pos(pos.file, pos.line, pos.col, 1), help=help,
                           notes=notes, source=self.sources.get(pos.file))
 
@@ -137,8 +138,10 @@ class Rewriter:
                            f"declare `queue {s.gateway} : gateway` with a `route`")
         entry = q.entries[("route", False)]
         inner = Context(q, entry, None, {}, None, (("route", q.name, False),),
-                        (self.note(q.name, "route", s.pos, entry),))
+                        (self.note(q.name, "route", s.pos, entry, "requested"),))
         body = self.block(clone(entry.body), inner)
+        for st in stmts_in(body):
+            st.via = st.via + inner.via
         return [dataclasses.replace(s, route=body)]
 
     def s_SIf(self, s: S.SIf, ctx: Context, where: str) -> list:
@@ -204,6 +207,13 @@ class Rewriter:
         return [S.SSet(name, S.EName("now", s.pos), s.pos, s.name_pos, via=s.via)]
 
     def s_SHold(self, s: S.SHold, ctx: Context, where: str) -> list:
+        outer, self.binds = self.binds, {b.name for b in s.bindings}
+        try:
+            return self.hold(s, ctx)
+        finally:
+            self.binds = outer
+
+    def hold(self, s: S.SHold, ctx: Context) -> list:
         pools = [S.SHoldPool(self.pool_ref(h.ref, ctx, "holds"),
                              self.expr(h.units, ctx, "header"),
                              self.expr(h.reserve, ctx, "header") if h.reserve else None)
@@ -230,10 +240,14 @@ class Rewriter:
         return expand_call(self, s, ctx)
 
     # ------------------------------------------------------------- names
-    def note(self, queue: str, verb: str, pos: Pos, entry: S.QEntry) -> tuple:
+    def note(self, queue: str, verb: str, pos: Pos, entry: S.QEntry,
+             how: str = "called") -> tuple:
+        """The `via` entry of statements expanded from `entry` (Part 01 §8's
+        `note: in …` lines): the note and the positions of the body."""
         positions = frozenset((p.file, p.line, p.col) for n in nodes(entry.body)
-                              for p in [getattr(n, "pos", None)] if isinstance(p, Pos))
-        return (f"in `{queue}.{verb}`, called at {pos.line}:{pos.col}", positions)
+                              for a in ("pos", "name_pos", "var_pos")
+                              for p in [getattr(n, a, None)] if isinstance(p, Pos))
+        return (f"in `{queue}.{verb}`, {how} at {pos.line}:{pos.col}", positions)
 
     def entry_names(self, ctx: Context) -> set[str]:
         """Names an entry reads as its own (aggregates may not rebind them)."""
@@ -319,6 +333,13 @@ class Rewriter:
                            f"queue `{q.name}`; read it with an observable such as "
                            f"`{'used' if n in q.pools else 'work'}({n})`", e.pos, ctx=ctx)
         if not ctx.gateway and (n in q.sets or n in q.marks):
+            if place == "header" and n not in self.binds:
+                raise self.err(f"the header of a hold in `{q.name}`'s entry reads `{n}`, "
+                               "an attribute the entry sets: a header reads the "
+                               "parameters, the queue's own pools and stage, `let` "
+                               "constants, `cached` and `computed`", e.pos,
+                               f"bind it at admission (`at admission ({n} = …)`) or pass "
+                               "it as a parameter", ctx=ctx)
             return dataclasses.replace(e, name=f"{q.name}.{n}",
                                        index=self.expr(e.index, ctx, "index")
                                        if e.index is not None else None)
