@@ -602,3 +602,20 @@ def test_p05_errors_name_the_calls_they_came_through():
     with pytest.raises(LinkError) as info:
         load(os.path.join(bad, "queue_link_error_in_entry.sq"))
     assert "in `D.decode`, called at 2:30" in info.value.notes
+
+
+def test_p05_gateways_and_server_coexist():
+    """§2.7: named and anonymous requests in one session, each expanding its
+    own target; an unused gateway contributes nothing."""
+    text = """
+    stage s : delay;
+    queue gw : gateway { route { run s (1); observe via_gw = now; } }
+    queue other : gateway { route { run s (100); observe unused = now; } }
+    workload { arrive batch(1); session { request; request gw; } }
+    server { run s (2); observe via_server = now; }
+    run { horizon 50; }
+    """
+    d = run_source(text)
+    assert list(d["observes"]) == ["via_server", "via_gw"]
+    assert d["observes"]["via_server"]["mean"] == 2
+    assert d["observes"]["via_gw"]["mean"] == 3
