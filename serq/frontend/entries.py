@@ -20,6 +20,7 @@ from ..ir import Pos
 from . import syntax as S
 from .names import CONTEXT, ENGINE_LISTS, OBSERVABLES
 from .queues import Queue, QueueDecls
+from .show import show
 from .walk import clone, nodes, size, stmts_in
 
 MAX_STATEMENTS = 100_000
@@ -75,7 +76,7 @@ class Rewriter:
                         self.hidden.update(n for n, _ in c.names)
         self.count = 0
         self.binds: set[str] = set()   # the bindings of the hold whose header is read
-        from .transfer import Transfers
+        from .transfer import Transfers  # transfer.py builds on this module
         self.transfers = Transfers(self)
 
     def err(self, message: str, pos: Pos, help: Optional[str] = None,
@@ -236,7 +237,7 @@ class Rewriter:
             amount=self.expr(s.amount, ctx) if s.amount is not None else None)]
 
     def s_SCall(self, s: S.SCall, ctx: Context, where: str) -> list:
-        from .calls import expand_call
+        from .calls import expand_call  # calls.py builds on this module
         return expand_call(self, s, ctx)
 
     # ------------------------------------------------------------- names
@@ -491,7 +492,7 @@ class Rewriter:
 
 
 def show_ref(r: S.EName) -> str:
-    from .show import show
+    """A reference as written (`P.kv[i]`)."""
     return show(r)
 
 
