@@ -104,6 +104,9 @@ def _parser() -> _Parser:
                      help="bind a policy subclass to a declared stage")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
     check = sub.add_parser("check", help="parse, link and validate")
+    check.add_argument("--kernel", action="store_true",
+                       help="print the program after the rewrites (queues, calls, "
+                            "serving forms) as kernel statements")
     common(check)
     irp = sub.add_parser("ir", help="print the kernel program as JSON")
     common(irp)
@@ -205,7 +208,10 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
     sets.update(inputs)
     kw: dict[str, Any] = dict(sets=sets, defs=dict(args.defs), workload=args.workload)
     if args.command == "check":
-        from .frontend import summary
+        from .frontend import kernel_text, summary
+        if args.kernel:
+            sys.stdout.write(kernel_text(args.file, **kw))
+            return 0
         program = api.load(args.file, **kw)
         sys.stdout.write(summary(program) + "\n")
         return 0

@@ -78,15 +78,15 @@ def test_check_needs_no_horizon():
     assert summary(p) == "OK: 0 pool(s), 1 stage(s), 0 attribute(s), 0 block(s)"
 
 
-def test_unsupported_constructs_are_refused():
-    # step stages, engines, devices, claims and prefill/decode/tool are implemented
-    # (issue 4); queues and `transfer` are still refused
-    for text, word in [("server { transfer (3) from P to Q (1); }", "transfer"),
-                       ("server { transfer[0] (3) from P to Q (1); }", "transfer"),
-                       ("queue q { }", "queue")]:
+def test_queue_constructs_without_their_parts_are_parse_errors():
+    # queues and `transfer` are implemented (issue 5); written incompletely they
+    # are parse errors at the construct (Part 05 §1.3, §2.3)
+    for text, needle in [("server { transfer (3) from P to Q (1); }",
+                          "no stage declared above plays `transfer`"),
+                         ("queue q : prefill { }", "has no `prefill` entry")]:
         with pytest.raises(ParseError) as info:
             load(source=text, horizon=1)
-        assert info.value.message.startswith(f"`{word}` is not available in this build")
+        assert needle in info.value.message
 
 
 def test_bad_input_never_raises_another_exception():

@@ -64,7 +64,7 @@ def test_p02_shape_r_request_through_def():
     ("session { request; }", "`request;` needs a `server` block"),
     ("workload { session { turn; } }", "is written against a `server` block"),
     ("workload { session { end; } }\nserver { }", "the workload's session has no `turn;`"),
-    ("workload { session { request gw; } }", "gateways (Part 05) are not available"),
+    ("workload { session { request gw; } }", "no queue `gw` is declared"),
     ("server { turn; }", "`turn` is the session's"),
     ("server (x) reply (y) { }", "request signatures"),
     ("server { end; }", "`end` is the session's"),

@@ -17,13 +17,16 @@ from ..errors import LinkError, ParseError, SerqError, UsageError
 from . import syntax as S
 from .consts import Constants, settings
 from .engines import lower_engines
+from .entries import rewrite_queues
 from .expand import expand
+from .kernel_text import KernelText
+from .serving import find_stages
 from .layout import Flat, read_program
 from .lower import Lowerer, ir_stmts
 from .resolve import Resolver
 from .shapes import shape_program
 
-__all__ = ["load", "summary", "ParseError", "LinkError"]
+__all__ = ["load", "summary", "kernel_text", "ParseError", "LinkError"]
 
 Value = Union[str, float, int]
 
@@ -69,7 +72,8 @@ def _check_workload_file(flat: Flat) -> None:
                                    f"{w[key].pos.line}:{w[key].pos.col}"])
 
 
-def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:
+def _load(text: str, label: str, path: Optional[str], opts: dict,
+          keep: Optional[dict] = None) -> ir.Program:
     workload = None
     if opts["workload"] is not None:
         wpath = opts["workload"]
@@ -77,10 +81,13 @@ def _load(text: str, label: str, path: Optional[str], opts: dict) -> ir.Program:
     flat = read_program(text, label, path, workload)
     _check_workload_file(flat)
     items = expand(flat.items, flat.sources, opts["defs"])
+    items = rewrite_queues(items, flat.sources)
     res = Resolver(flat.sources)
     if workload is not None:
         res.file_rank[workload[1]] = 0
     items = lower_engines(res, items)
+    if keep is not None:
+        keep.update(items=items, res=res)
     consts = Constants(items, res, opts["sets"])
     consts.run()
     shaped = shape_program(items, flat.sources)
@@ -109,6 +116,12 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
     LinkError (with `.source` set for the caret line), never another error
     type for bad input.
     """
+    return _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, seed,
+                         arrivals, need_horizon, file_label)
+
+
+def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, seed,
+                  arrivals, need_horizon, file_label, keep=None) -> ir.Program:
     if (path is None) == (source is None):
         raise UsageError("load() takes a path or source=, not both")
     label = file_label or path or "<program>"
@@ -117,7 +130,7 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
                 horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                 need_horizon=need_horizon)
     try:
-        return _load(text, label, os.path.abspath(path) if path else None, opts)
+        return _load(text, label, os.path.abspath(path) if path else None, opts, keep)
     except SerqError:
         raise
     except RecursionError:
@@ -147,3 +160,19 @@ def summary(program: ir.Program) -> str:
     A the user attributes, B the statement blocks of `count_blocks`."""
     return (f"OK: {len(program.pools)} pool(s), {len(program.stages)} stage(s), "
             f"{len(program.attributes)} attribute(s), {count_blocks(program)} block(s)")
+
+
+def kernel_text(path: Optional[str] = None, *, source: Optional[str] = None,
+                sets: Optional[dict[str, Value]] = None,
+                defs: Optional[dict[str, str]] = None,
+                workload: Optional[str] = None) -> str:
+    """The program after the Part 05 rewrites (queues, calls, `transfer`,
+    serving forms, `request Q;`) and the engine rewrite, as source text
+    (`serq-simpy check --kernel`). Loads the program completely first, so a
+    bad program raises its ParseError/LinkError."""
+    keep: dict = {}
+    _load_checked(path, source, sets, defs, workload, None, None, None, None, None,
+                  False, None, keep)
+    res = keep["res"]
+    steps = {n for n, i in res.stages.items() if i.kind == "step"}
+    return KernelText(lambda s: find_stages(res, s), steps).render(keep["items"])

@@ -12,6 +12,7 @@ from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
 from .lexer import Token, number_value
+from .build_queue import QueueBuilder
 from .build_step import StepBuilder
 from .parser import parse_source
 
@@ -22,7 +23,7 @@ def kind(obj: Any) -> str:
     return type(obj).__name__
 
 
-class Builder(StepBuilder):
+class Builder(StepBuilder, QueueBuilder):
     """Converts one parsed file's textX model into syntax nodes."""
 
     def __init__(self, text: str, file: str, tokens: list[Token]):
@@ -237,6 +238,7 @@ class Builder(StepBuilder):
                       self.pos(o, 1), eq, [self.pos(o, 3 + 2 * i) for i in range(len(o.params))])
 
     def i_StageDecl(self, o: Any):
+        self.refuse_latency(o)
         size = self.expr(o.size) if o.size is not None else None
         k = kind(o.kind)
         if k == "StepKind":

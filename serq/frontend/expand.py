@@ -94,7 +94,12 @@ class Expander:
         self.overrides = overrides or {}
         self.server_sets: set[str] = set()
         self.turn_sets: set[str] = set()
+        self.route_sets: dict[str, set[str]] = {}  # gateway -> what its route assigns
         for item in items:
+            if isinstance(item, S.IQueue):
+                for e in item.entries:
+                    if e.verb == "route":
+                        self.route_sets[item.name] = assigned(e.body)
             if isinstance(item, S.IBlock) and item.kind == "server":
                 self.server_sets = assigned(item.body)
             if isinstance(item, S.IWorkload):
@@ -179,7 +184,11 @@ class Expander:
         if isinstance(item, S.ISettings):
             return dataclasses.replace(item, settings=[(k, self.expr(e), p)
                                                        for k, e, p in item.settings])
-        if isinstance(item, (S.IPool, S.IStage, S.IDevice, S.IEngine, S.IClaim)):
+        if isinstance(item, S.IQueue):
+            entries = [dataclasses.replace(e, body=self.stmts(e.body)) for e in item.entries]
+            return dataclasses.replace(self.deep(dataclasses.replace(item, entries=[])),
+                                       entries=entries)
+        if isinstance(item, (S.IPool, S.IStage, S.IDevice, S.IEngine, S.IClaim, S.IPull)):
             return self.deep(item)
         return self.generic(item)
 
@@ -286,8 +295,10 @@ class Expander:
         kinds = {type(x) for x in stmts_in(d.stmts)}
         if S.STurn in kinds:
             body_sets |= TURN_ASSIGNS | self.turn_sets
-        if S.SRequest in kinds:
-            body_sets |= self.server_sets
+        for r in stmts_in(d.stmts):
+            if isinstance(r, S.SRequest):
+                body_sets |= (self.server_sets if r.gateway is None
+                              else self.route_sets.get(r.gateway, set()))
         for p, arg in zip(d.params, args):
             for n in nodes(arg):
                 if isinstance(n, S.EName) and n.name == "now" or (

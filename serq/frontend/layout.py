@@ -16,7 +16,7 @@ from .build import parse_file_text
 ITEM_WORD = {S.IUse: "use", S.ILet: "let", S.IDef: "def", S.IStage: "stage", S.IPool: "pool",
              S.IShare: "share", S.IWorkload: "workload", S.ISettings: "run",
              S.IGauge: "gauge", S.IFnMain: "fn", S.IDevice: "device", S.IEngine: "engine",
-             S.IClaim: "claim"}
+             S.IClaim: "claim", S.IQueue: "queue", S.IPull: "pull"}
 
 
 def item_word(item) -> str:

@@ -14,7 +14,7 @@ from . import syntax as S
 from .holds import HoldFrame, HoldLinker
 from .names import RESERVED, reserved_message
 from .resolve import SESSION, Resolver, fold, whole
-from .serving import find_stage
+from .serving import find_stages
 from .steps import constant_guard
 from .show import show
 
@@ -197,10 +197,10 @@ class StatementLinker(HoldLinker):
 
     def l_SServing(self, s: S.SServing) -> ir.Stmt:
         """A serving form is the run on the stage it finds (Part 05 §1.2)."""
-        stage = find_stage(self.res, s)
-        mode = s.role if self.res.stages[stage.name].kind == "step" and \
-            s.role != "tool" else None
-        return self.l_SRun(S.SRun([stage], mode, s.work, s.growing, s.pos, via=s.via))
+        stages = find_stages(self.res, s)
+        mode = s.role if self.res.stages[stages[0].name].kind == "step" and \
+            s.role in ("prefill", "decode") else None
+        return self.l_SRun(S.SRun(stages, mode, s.work, s.growing, s.pos, via=s.via))
 
     def multi(self, s: S.SRun, at: Pos) -> None:
         """The rules of a run over several stages (Part 04 §3)."""

@@ -4,10 +4,9 @@
 position of the offending token and a message in the spec's words: "expected
 `;`, found `run`", "expected an expression, found `)`", "unexpected `foo` at
 top level", ...). Constructs that belong to parts of the language this build
-does not implement (queues, serving forms, step stages, devices, engines,
-claims) are refused by a token pre-scan before parsing, so
-that the refusal is reported at the construct even when later text would
-not parse.
+is not part of (`server (…) reply (…)` request signatures) is refused by a
+token pre-scan before parsing, so that the refusal is reported at the
+construct even when later text would not parse.
 """
 from __future__ import annotations
 
@@ -27,22 +26,10 @@ from .lexer import Token, lex
 GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "metamodel")
 
-# construct keyword -> (what the next token must be, description)
-UNSUPPORTED = {
-    "queue": ("id", "queues (Part 05 §2) are not implemented"),
-    "transfer": ("id(", "the serving form `transfer` (Part 05 §1) is not implemented"),
-}
-UNSUPPORTED_HELP = {
-    "queue": "declare the queue's pools and stage as `pool` and `stage` items and "
-             "write its entries in the server",
-    "transfer": "write the kernel statements it stands for: "
-                "`run link (x); load Q (n); release P;`",
-}
-
 STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
                    "loop", "while", "choose", "run"}
 ITEM_WORDS = {"stage", "workload", "session", "server", "gauge", "share", "use",
-              "let", "def", "device", "engine", "claim"}
+              "let", "def", "device", "engine", "claim", "queue"}
 SETTING_WORDS = {"horizon", "warmup", "seed", "arrivals"}
 POOL_OPTION_WORDS = {"cap", "block", "evict", "preempt", "queue", "reserve", "admit", "spill"}
 STEP_CLAUSE_WORDS = {"budget", "cost", "chunk", "granule", "memory", "state", "serve",
@@ -76,7 +63,7 @@ def describe(tok: Token) -> str:
 
 
 def prescan(tokens: list[Token], file: str, text: str) -> None:
-    """Refuse the constructs of parts not implemented in this build."""
+    """Refuse the constructs of other dialects before parsing."""
     for i, tok in enumerate(tokens[:-1]):
         nxt = tokens[i + 1]
         prev = tokens[i - 1].text if i else ";"
@@ -88,17 +75,6 @@ def prescan(tokens: list[Token], file: str, text: str) -> None:
                              Pos(file, nxt.line, nxt.col, 1), source=text,
                              help="a server reads the session's attributes directly: "
                                   "write `server { … }`")
-        after = tokens[i + 2].text if i + 2 < len(tokens) else ""
-        if tok.text not in UNSUPPORTED or prev not in (";", "{", "}"):
-            continue
-        need, what = UNSUPPORTED[tok.text]
-        ok = nxt.kind == "id" or (need == "id(" and nxt.text in ("(", "["))
-        if tok.text == "queue" and after in ("(", ";"):
-            ok = False  # a pool's `queue fifo;` / `queue by (…);` option
-        if ok:
-            raise ParseError(f"`{tok.text}` is not available in this build: {what}",
-                             Pos(file, tok.line, tok.col, len(tok.text)), source=text,
-                             help=UNSUPPORTED_HELP[tok.text])
 
 
 def rule_names(rules: list[Any]) -> list[str]:
@@ -181,7 +157,12 @@ def parse_source(text: str, file: str, root: str = "program"):
         offset = starts[line - 1] + max((e.col or 1) - 1, 0)
         i = token_index(tokens, offset)
         tok = tokens[i]
-        message = syntax_message(rule_names(e.expected_rules or []), tokens, i)
+        expected = rule_names(e.expected_rules or [])
+        if set(expected) <= {"pull", "push"} and i > 0:
+            # a word at top level that is no item: not the start of a relation
+            i, expected = i - 1, ["eof", "stage"]
+            tok = tokens[i]
+        message = syntax_message(expected, tokens, i)
         raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text) from None
     except (TextXError, RecursionError, ValueError) as e:  # pragma: no cover
         raise ParseError(f"cannot parse: {e}", Pos(file, 1, 1, 1), source=text) from None

@@ -45,8 +45,8 @@ class Shaper:
         self.b = blocks
         self.sources = sources
 
-    def err(self, message: str, pos: Pos) -> ParseError:
-        return ParseError(message, Pos(pos.file, pos.line, pos.col, 1),
+    def err(self, message: str, pos: Pos, help: Optional[str] = None) -> ParseError:
+        return ParseError(message, Pos(pos.file, pos.line, pos.col, 1), help=help,
                           source=self.sources.get(pos.file))
 
     def check_blocks(self) -> None:
@@ -68,13 +68,6 @@ class Shaper:
                                    "request when its block is", s.pos)
                 if isinstance(s, S.SRequest):
                     raise self.err("a server does not request itself", s.pos)
-        for block in (self.b.session, self.b.wl_session):
-            if block is None:
-                continue
-            for s in stmts_in(block.body):
-                if isinstance(s, S.SRequest) and s.gateway is not None:
-                    raise self.err(f"`request {s.gateway};` names a gateway: gateways "
-                                   "(Part 05) are not available in this build", s.pos)
 
     def shape(self) -> Shaped:
         b = self.b
@@ -96,6 +89,15 @@ class Shaper:
             return Shaped("K", list(b.session.body), init, turn)
         if b.wl_session is not None:
             req = find(b.wl_session.body, S.SRequest)
+            anonymous = next((s for s in stmts_in(b.wl_session.body)
+                              if isinstance(s, S.SRequest) and s.gateway is None), None)
+            if req is not None and anonymous is None:
+                if b.server is not None:
+                    raise self.err("the `server` block is never requested: the session "
+                                   "requests only gateways", b.server.pos,
+                                   "add `request;` where the session uses the server, or "
+                                   "remove the block")
+                return Shaped("R", self.splice(b.wl_session.body, "R"), init, turn)
             if req is not None:
                 if b.server is None:
                     raise self.err("`request;` needs a `server` block; name a gateway "
@@ -113,17 +115,19 @@ class Shaper:
             return Shaped("T", self.splice(implicit, "T"), init, turn)
         return Shaped("N", None, init, turn)
 
-    def request(self, pos: Pos) -> list:
-        server = self.b.server
-        assert server is not None
-        return [S.SMark("begin", pos), *clone(server.body), S.SMark("end", pos)]
+    def request(self, pos: Pos, body: Optional[list] = None) -> list:
+        """A request's statements: the server's, or a gateway's route (`body`)."""
+        if body is None:
+            assert self.b.server is not None
+            body = clone(self.b.server.body)
+        return [S.SMark("begin", pos), *body, S.SMark("end", pos)]
 
     def splice(self, stmts: list, shape: str) -> list:
         """Session statements with the server's statements written in."""
         out: list = []
         for s in stmts:
             if shape == "R" and isinstance(s, S.SRequest):
-                out.extend(self.request(s.pos))
+                out.extend(self.request(s.pos, s.route))
                 continue
             if isinstance(s, (S.SIf,)):
                 s = replace(s, then=self.splice(s.then, shape),

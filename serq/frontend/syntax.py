@@ -112,8 +112,12 @@ class STurn(SBase):
 
 @dataclass
 class SRequest(SBase):
+    """`request;` or `request GW;`; `route` is the gateway's route once the
+    queue pass has expanded it (Part 05 §2.7)."""
+
     gateway: Optional[str]
     pos: Pos
+    route: Optional[list] = None
 
 
 @dataclass
@@ -239,10 +243,51 @@ class SServing(SBase):
     growing: Optional[EName]
     pos: Pos
     site: Optional[Pos] = None
+    ons: list = field(default_factory=list)     # `transfer on a, b, …`: b, …
+    src: Optional[EName] = None                 # `transfer … from src to dst (amount)`
+    dst: Optional[EName] = None
+    amount: Optional[Expr] = None
+    entry: Optional["EntryContext"] = None      # set when expanded from a queue entry
+
+
+@dataclass
+class EntryContext:
+    """What a serving form expanded from a queue entry resolves against
+    (Part 05 §1.3 rule 2): the queue's own stage as a member reference, and
+    whether that stage is a `step` stage (None when the queue has no serve)."""
+
+    queue: str
+    stage: Optional[EName]
+    step: bool
+
+
+@dataclass
+class SCall(SBase):
+    """`Q[i].verb (args) [from S[k]] [to P (m)];` (Part 05 §2.5)."""
+
+    queue: str
+    index: Optional[Expr]
+    verb: str
+    args: list
+    src: Optional[EName]
+    dst: Optional[EName]
+    amount: Optional[Expr]
+    pos: Pos
+    queue_pos: Pos
+    verb_pos: Pos
+
+
+@dataclass
+class SMarkTime(SBase):
+    """`mark x;`: `set Q.x = now;` in queue `Q`'s entry (Part 05 §2.8)."""
+
+    name: str
+    pos: Pos
+    name_pos: Pos
 
 
 Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
-             SRun, SUse, SMark, SHold, SPoolStmt, SServing]
+             SRun, SUse, SMark, SHold, SPoolStmt, SServing, SCall, SMarkTime]
 
 
 # ------------------------------------------- step stages, schedules (Part 04)
@@ -556,8 +601,53 @@ class IFnMain:
     close_pos: Pos
 
 
+@dataclass
+class QEntry:
+    """An entry of a queue: `verb [(params)] [from src] { body }`."""
+
+    verb: str
+    params: list[str]
+    param_pos: list
+    src: Optional[str]
+    body: list
+    pos: Pos
+    parens: bool = False
+
+
+@dataclass
+class IQueue:
+    """`queue Q[[N]] [: roles] { pools; serve; nic; entries }` (Part 05 §2.1).
+    `serve`/`nic` are stage declarations named after the queue (their
+    `name` is filled by the queue pass); `parts` lists the items' kinds and
+    positions in source order for the order checks."""
+
+    name: str
+    size: Optional[Expr]
+    roles: list[tuple[str, Pos]]
+    pools: list[IPool]
+    serve: Optional[IStage]
+    latency: Optional[Expr]
+    nic: Optional[IStage]
+    entries: list[QEntry]
+    parts: list[tuple[str, Pos]]
+    pos: Pos
+    name_pos: Pos
+
+
+@dataclass
+class IPull:
+    """`D pull P [latency x] share s;` (Part 05 §2.10)."""
+
+    reader: str
+    source: str
+    latency: Optional[Expr]
+    policy: Optional[str]
+    pos: Pos
+    source_pos: Pos
+
+
 Item = Union[IUse, ILet, IDef, IStage, IPool, IShare, IWorkload, IBlock, ISettings,
-             IGauge, IFnMain, IDevice, IEngine, IClaim]
+             IGauge, IFnMain, IDevice, IEngine, IClaim, IQueue, IPull]
 
 
 @dataclass
