@@ -30,7 +30,11 @@ exception is chained as the cause).
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+import os
+import sys
 from typing import Any, Callable, Mapping, Optional, Union
 
 from .. import ir
@@ -76,19 +80,44 @@ PolicySpec = Union[type, str]
 
 
 def load_policy(target: str) -> type:
-    """The class `package.module:Class` names; raises `PolicyBindingError`."""
-    module, _, name = target.partition(":")
+    """The class `package.module:Class` (or `path/to/file.py:Class`) names.
+
+    Raises `PolicyBindingError` when the module or the name is not found."""
+    module, _, name = target.rpartition(":")
     if not module or not name:
-        raise PolicyBindingError(f"`{target}`: a policy is named package.module:Class")
+        raise PolicyBindingError(f"`{target}`: a policy is named package.module:Class "
+                                 "or path/to/file.py:Class")
     try:
-        obj: Any = importlib.import_module(module)
+        obj: Any = _import(module)
+    except Exception as exc:  # the user's module failed to import: say why, in one line
+        raise PolicyBindingError(f"`{target}`: cannot import `{module}` "
+                                 f"({type(exc).__name__}: {exc})") from None
+    try:
         for part in name.split("."):
             obj = getattr(obj, part)
-    except ImportError as exc:
-        raise PolicyBindingError(f"`{target}`: cannot import `{module}` ({exc})") from None
     except AttributeError:
-        raise PolicyBindingError(f"`{target}`: module `{module}` has no `{name}`") from None
+        raise PolicyBindingError(f"`{target}`: `{module}` has no `{name}`") from None
     return obj
+
+
+def _import(module: str) -> Any:
+    if not module.endswith(".py"):
+        return importlib.import_module(module)
+    path = os.path.abspath(module)
+    if not os.path.isfile(path):
+        raise ImportError(f"no file {module}")
+    key = "serq_policy_" + hashlib.sha1(path.encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[key] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return mod
 
 
 def _declared(program: ir.Program) -> tuple[dict[str, ir.Stage], dict[str, ir.Pool]]:
