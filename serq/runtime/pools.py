@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import replace
 from typing import Any, Optional
 
 from ..errors import SimulationError, shortest
@@ -66,6 +67,8 @@ class Pool:
         self.env = sim.env
         self.name = name
         self.index = index
+        if not spec.snapshots and type(self).evict_victim is not Pool.evict_victim:
+            spec = replace(spec, snapshots=True)  # a policy may read an ended owner's attributes
         self.spec = spec
         self.cap = spec.cap
         self.block = spec.block
