@@ -6,6 +6,13 @@ evicts in three tiers, least recently used first within each: entries of
 sessions that have ended (nobody will reuse them), then those of standard
 sessions, and a premium session's entry only when nothing else is left,
 so premium sessions find their conversation cached more often.
+
+    serq-simpy run examples/policies/prefix_cache_tiers.sq \\
+        --policy kv=examples/policies/priority_eviction.py:PremiumLastEviction
+
+`python examples/policies/priority_eviction.py` runs the program under LRU
+and under this policy with the same seed and compares the premium
+sessions' cache hits (docs/policies.md has the numbers).
 """
 from __future__ import annotations
 
@@ -27,3 +34,15 @@ class PremiumLastEviction(Pool):
         if owner is None or owner.ended:
             return 0
         return 1 + int(owner.attribute("premium"))
+
+
+def main() -> None:
+    """Compare LRU and premium-last eviction (seed 1, the program's horizon)."""
+    from compare import compare, print_comparison, program_path
+    rows = compare(program_path("prefix_cache_tiers.sq"), {"kv": PremiumLastEviction},
+                   ["premium_hit", "hit", "premium_response", "response"], seed=1)
+    print_comparison("prefix_cache_tiers.sq: LRU vs premium-last eviction", rows)
+
+
+if __name__ == "__main__":
+    main()

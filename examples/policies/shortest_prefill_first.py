@@ -13,6 +13,13 @@ It is the language's `serve by (decoding ? 0 : 1, decoding ? 0 :
 remaining)`, written in Python (tests/test_policy_examples.py checks the
 two give identical reports); a Python order can read anything the runtime
 knows, such as the session's attributes (`job.session.attribute(...)`).
+
+    serq-simpy run examples/policies/step_engine.sq \\
+        --policy engine=examples/policies/shortest_prefill_first.py:ShortestPrefillFirst
+
+`python examples/policies/shortest_prefill_first.py` runs the program in
+admission order and in this order with the same seed and compares the
+time to first token (docs/policies.md has the numbers).
 """
 from __future__ import annotations
 
@@ -36,3 +43,15 @@ class ShortestPrefillFirst(StepStage):
         return (1, job.remaining)
 
 
+
+
+def main() -> None:
+    """Compare admission order and shortest prefill first (seed 1, the program's horizon)."""
+    from compare import compare, print_comparison, program_path
+    rows = compare(program_path("step_engine.sq"), {"engine": ShortestPrefillFirst},
+                   ["ttft_short", "ttft", "response"], seed=1)
+    print_comparison("step_engine.sq: admission order vs shortest prefill first", rows)
+
+
+if __name__ == "__main__":
+    main()
