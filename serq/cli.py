@@ -73,6 +73,13 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
+def _policy(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=package.module:Class")
+    return name.strip(), value
+
+
 def _parser() -> _Parser:
     p = _Parser(prog="serq-simpy", description="Simulate serQ programs on SimPy.")
     p.add_argument("-V", "--version", action="version", version=f"serq-simpy {__version__}")
@@ -99,7 +106,7 @@ def _parser() -> _Parser:
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
-    run.add_argument("--policy", action="append", default=[], type=_assignment,
+    run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "
                           "stage or pool (repeatable)")

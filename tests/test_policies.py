@@ -59,7 +59,7 @@ server {
   } cache (n + o);
   observe response = now - t0;
 }
-run { horizon 120; warmup 10; }
+run { horizon 60; warmup 10; }
 """
 
 BASES = {"engine": StepStage, "f": Fifo, "p": Ps, "d": Delay, "reqs": Pool, "kv": Pool}
@@ -145,7 +145,7 @@ def test_cli_binding_errors_exit_2_with_one_paragraph():
                         ("engine=serq.policies:Pool", "does not subclass serq.policies.StepStage"),
                         ("engine=serq.policies:Nope", "has no `Nope`"),
                         ("engine=no_such_module_x:Cls", "cannot import"),
-                        ("engine", "expected NAME=EXPR")]:
+                        ("engine", "expected NAME=package.module:Class")]:
         res = cli("run", path, "--horizon", "5", "--warmup", "0", "--policy", spec)
         assert res.returncode == 2, (spec, res.stderr)
         assert words in res.stderr and "Traceback" not in res.stderr, res.stderr
