@@ -115,9 +115,7 @@ def test_report_and_cli_json_agree_key_for_key(report, cli_json):
             assert attr == value == serq.__version__
         else:
             _same(value, attr, key)
-    assert json.loads(report.json()) == {**cli_json, "events": report.events}
-    assert report.json() == json.dumps(cli_json, separators=(",", ":"), ensure_ascii=False) \
-        or json.loads(report.json()) == cli_json
+    assert json.loads(report.json()) == cli_json  # the same run, the same report
 
 
 def test_observe_samples_and_statistics(report):
