@@ -5,8 +5,8 @@ under the built-in policy and under the example's subclass, and checks the
 direction of the effect and that the two 95 % batch-means intervals do not
 overlap. The expected numbers are those of the runs themselves (seed 1, the
 programs' own horizons), quoted in docs/policies.md; the assertions check
-only direction and separation, so they hold for other seeds too (the notes
-of issue 6 list seeds 1-8 for the first example).
+only direction and separation where that holds for every seed tried
+(seeds 1-8, listed in the notes of issue 6), not only for seed 1.
 """
 from __future__ import annotations
 
@@ -54,12 +54,13 @@ def _rows(examples, program, policies, metrics):
 def test_shortest_prompt_first_admission_lowers_ttft(examples):
     # docs/policies.md: ttft_short 0.1456 ± 0.0432 (FCFS) → 0.0656 ± 0.0097,
     # ttft 0.1799 ± 0.0454 → 0.1140 ± 0.0178
+    # (the overall ttft's intervals are disjoint for seed 1 but overlap for some
+    # other seeds at this horizon: only its direction is asserted)
     cls = examples["shortest_prompt_first"].ShortestPromptFirst
     rows = _rows(examples, "vllm_prompt_mix.sq", {"reqs": cls}, ["ttft_short", "ttft"])
-    for name in ("ttft_short", "ttft"):
-        r = rows[name]
-        assert r.policy_mean < r.builtin_mean, name
-        assert r.separated, (name, r)
+    assert rows["ttft_short"].policy_mean < rows["ttft_short"].builtin_mean
+    assert rows["ttft_short"].separated, rows["ttft_short"]
+    assert rows["ttft"].policy_mean < rows["ttft"].builtin_mean
 
 
 def test_priority_eviction_raises_premium_hits(examples):
