@@ -144,12 +144,31 @@ def test_cli_binding_errors_exit_2_with_one_paragraph():
     for spec, words in [("kv=serq.policies:Pool", "declares no stage or pool `kv`"),
                         ("engine=serq.policies:Pool", "does not subclass serq.policies.StepStage"),
                         ("engine=serq.policies:Nope", "has no `Nope`"),
-                        ("engine=no_such_module_x:Cls", "cannot import"),
                         ("engine", "expected NAME=package.module:Class")]:
         res = cli("run", path, "--horizon", "5", "--warmup", "0", "--policy", spec)
         assert res.returncode == 2, (spec, res.stderr)
         assert words in res.stderr and "Traceback" not in res.stderr, res.stderr
         assert res.stdout == ""
+
+
+@pytest.mark.parametrize("target, words", [
+    ("serq.policies:Nope", "`serq.policies` has no `Nope`"),
+    ("no_such_module_x:Cls", "cannot import `no_such_module_x` (ModuleNotFoundError"),
+    ("examples/policies/none.py:Cls", "cannot import `examples/policies/none.py`"),
+    ("serq.policies", "a policy is named package.module:Class"),
+])
+def test_load_policy_errors(target, words):
+    from serq.policies import load_policy
+    with pytest.raises(PolicyBindingError) as info:
+        load_policy(target)
+    assert words in str(info.value)
+
+
+def test_load_policy_from_a_file():
+    from serq.policies import load_policy
+    cls = load_policy(os.path.join(ROOT, "examples/policies/priority_eviction.py")
+                      + ":PremiumLastEviction")
+    assert issubclass(cls, Pool) and cls.__name__ == "PremiumLastEviction"
 
 
 def test_policy_given_as_a_string():
