@@ -234,6 +234,10 @@ class Report:
 
     `claims` is `None` when the program declares no claim (the JSON key is
     then absent); `client` always has exactly the keys of `CLIENT_SERIES`.
+    This is what `serq.run` returns: every top-level key of the JSON is an
+    attribute of the same name and value (null ↔ NaN), and the methods
+    follow pyserq's `Report` (`observe`, `gauge`, `claim`, `stage`,
+    `stages_named`, `pool`, `pools_named`, `json`), plus `to_pandas()`.
     """
 
     serq_version: str = field(default_factory=package_version)
