@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 import serq
+import serq.policies
 from serq.report.frames import SECTIONS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -196,3 +197,38 @@ def test_to_pandas_without_pandas_says_how_to_install(report, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` raises ImportError
     with pytest.raises(ImportError, match=r"pip install serq-simpy\[pandas\]"):
         report.to_pandas()
+
+
+def test_a_policy_binds_every_member_of_an_array(program_file):
+    seen = set()
+
+    class Watch(serq.policies.Pool):
+        def select_candidate(self):
+            seen.add(self.label)
+            return super().select_candidate()
+
+    prog = serq.load(str(program_file))
+    rep = serq.run(prog, seed=5, horizon=60, policies={"side": Watch})
+    assert seen == {"side[0]", "side[1]"}
+    assert rep.json() == serq.run(prog, seed=5, horizon=60).json()
+
+
+def test_readme_python_api_blocks_run():
+    # the ```python blocks of README.md's "Python API" section, as written
+    pytest.importorskip("pandas")
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    assert len(blocks) == 2
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        scope: dict = {}
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), scope)  # noqa: S102
+    finally:
+        os.chdir(cwd)
+    assert scope["response"].count > 1000
+    assert set(scope["frames"]) == set(SECTIONS)
+    assert scope["report"].observe("ttft_short").count > 0
