@@ -1,9 +1,18 @@
-"""The Python API: `load` a program, `run` it, get a `Report`."""
+"""The Python API: `load` a program, `run` it, get a `Report`.
+
+Names follow the reference's Python package (pyserq) where it has them:
+`compile` is pyserq's name for `load`, and the `Report` has pyserq's
+attributes and methods (`observes`, `client`, `gauges`, `stages`, `pools`,
+`observe(name)`, `stage(name)`, `pools_named(name)`, `json()`, …). Beyond
+pyserq: `run` takes the settings and `policies` (user subclasses of the
+runtime's resource classes, see `serq.policies` and docs/policies.md), and
+`Report.to_pandas()` gives tidy frames.
+"""
 from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Union
 
 from . import ir
 from .errors import LinkError
@@ -20,11 +29,24 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
 
     `sets` replace `let` constants and `args.number` inputs, `defs` the
     bodies of expression definitions; the settings override the program's
-    `run { … }` block. Raises `ParseError` or `LinkError`."""
+    `run { … }` block (`run` may still override them). `workload` is a
+    workload file merged into the program (Part 01 §2.8). Raises
+    `ParseError` or `LinkError`."""
     from .frontend import load as front_load
     return front_load(path, source=source, sets=sets, defs=defs, workload=workload,
                       trace=trace, horizon=horizon, warmup=warmup, seed=seed,
                       arrivals=arrivals, need_horizon=need_horizon)
+
+
+def compile(path: Optional[str] = None, *, source: Optional[str] = None,
+            sets: Optional[dict[str, Any]] = None, defs: Optional[dict[str, str]] = None,
+            seed: Optional[int] = None, horizon: Optional[float] = None,
+            warmup: Optional[float] = None, arrivals: Optional[int] = None,
+            trace: Optional[str] = None, workload: Optional[str] = None) -> ir.Program:
+    """pyserq's name for `load`, with its signature: a program file or text
+    to a linked program, settings applied (`serq.run(program)` then runs it)."""
+    return load(path, source=source, sets=sets, defs=defs, workload=workload, trace=trace,
+                horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals)
 
 
 def settings_for(program: ir.Program, *, seed: Optional[int] = None,
@@ -55,11 +77,25 @@ def settings_for(program: ir.Program, *, seed: Optional[int] = None,
 
 def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[float] = None,
         warmup: Optional[float] = None, arrivals: Optional[int] = None,
-        policies: Optional[dict[str, type]] = None, scheme: str = "0.1.5",
+        policies: Optional[Mapping[str, Union[type, str]]] = None, scheme: str = "0.1.5",
         progress: Any = None) -> Report:
-    """Simulate `program` and return its `Report`. Raises `SimulationError`."""
+    """Simulate `program` and return its `Report`.
+
+    `seed`, `horizon`, `warmup`, `arrivals` override the program's settings
+    (`LinkError` when they are invalid). `policies` maps a declared stage or
+    pool name to a subclass of its built-in class in `serq.policies` (or a
+    `"package.module:Class"` string): `{"engine": MyEngine, "kv": MyPool}`;
+    a name the program does not declare or a class of the wrong kind raises
+    `PolicyBindingError` before the run starts. `scheme` selects the
+    per-session streams ("0.1.5", or "0.1.3" for pyserq 0.1.3's reports);
+    `progress(now)` is called as the clock advances. Raises
+    `SimulationError` when the run stops, `PolicyError` when a policy broke
+    a rule of the runtime. The same program, settings and policies give the
+    same report (common random numbers across policies)."""
     from .runtime.simulation import Simulation
     prog = copy.copy(program)
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
-    return Simulation(prog, policies=policies, scheme=scheme, progress=progress).run()
+    report = Simulation(prog, policies=policies, scheme=scheme, progress=progress).run()
+    report.name_series()
+    return report

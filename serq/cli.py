@@ -73,6 +73,13 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
+def _policy(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=package.module:Class")
+    return name.strip(), value
+
+
 def _parser() -> _Parser:
     p = _Parser(prog="serq-simpy", description="Simulate serQ programs on SimPy.")
     p.add_argument("-V", "--version", action="version", version=f"serq-simpy {__version__}")
@@ -99,9 +106,10 @@ def _parser() -> _Parser:
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
-    run.add_argument("--policy", action="append", default=[], type=_assignment,
+    run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
-                     help="bind a policy subclass to a declared stage")
+                     help="bind a policy class (a subclass from serq.policies) to a declared "
+                          "stage or pool (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
     check = sub.add_parser("check", help="parse, link and validate")
     check.add_argument("--kernel", action="store_true",
@@ -150,15 +158,17 @@ def _to_json(obj: Any) -> Any:
 
 
 def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
-    import importlib
+    """`--policy NAME=package.module:Class`: import each class (the binding
+    to the program's names is checked once the program is loaded)."""
+    import os
+    from .runtime.guards import load_policy
+    if specs and os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the working directory
     out: dict[str, type] = {}
     for name, target in specs:
-        module, _, cls = target.partition(":")
-        if not module or not cls:
-            raise UsageError(f"--policy {name}={target}: expected NAME=package.module:Class")
         try:
-            out[name] = getattr(importlib.import_module(module), cls)
-        except (ImportError, AttributeError) as exc:
+            out[name] = load_policy(target.strip())
+        except UsageError as exc:
             raise UsageError(f"--policy {name}={target}: {exc}") from None
     return out
 

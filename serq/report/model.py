@@ -56,6 +56,10 @@ class Series:
 
     `is_test` marks an `observe` whose expression is a test (outermost
     operator a comparison, `&&`, `||` or `!`), for the text report's note.
+    As pyserq's `Observe`: `name`, the samples (`samples`, `times`,
+    `sessions`, `turns`) and the JSON's statistics (`count`, `mean`, `ci`,
+    `cv2`, `p99`; NaN where the JSON writes null, `ci` +inf below 40
+    samples).
     """
 
     times: list[float] = field(default_factory=list)
@@ -63,6 +67,7 @@ class Series:
     turns: list[int] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     is_test: bool = False
+    name: str = ""
     _cache: Optional[tuple[int, Summary]] = field(default=None, init=False, repr=False,
                                                   compare=False)
 
@@ -78,6 +83,36 @@ class Series:
         if self._cache is None or self._cache[0] != len(self.values):
             self._cache = (len(self.values), summarize(self.values))
         return self._cache[1]
+
+    @property
+    def samples(self) -> list[float]:
+        """The sample values (pyserq's name for `values`)."""
+        return self.values
+
+    @property
+    def count(self) -> int:
+        """Samples recorded after warm-up."""
+        return self.summary().count
+
+    @property
+    def mean(self) -> float:
+        """Their mean (NaN without samples)."""
+        return self.summary().mean
+
+    @property
+    def ci(self) -> float:
+        """Half-width of the batch-means 95 % interval (+inf below 40 samples)."""
+        return self.summary().ci
+
+    @property
+    def cv2(self) -> float:
+        """Squared coefficient of variation."""
+        return self.summary().cv2
+
+    @property
+    def p99(self) -> float:
+        """Nearest-rank 99th percentile."""
+        return self.summary().p99
 
     def never_held(self) -> bool:
         """A test series that is 0 over at least 40 samples (the text report's note, §2)."""
@@ -95,6 +130,17 @@ class GaugeRow:
     max: float = NAN
     #: `(time, value)` change points from time 0, warm-up included (`--dump`).
     points: list[tuple[float, float]] = field(default_factory=list)
+    name: str = ""
+
+    @property
+    def times(self) -> list[float]:
+        """The times of the change points (pyserq's `Gauge.times`)."""
+        return [t for t, _v in self.points]
+
+    @property
+    def values(self) -> list[float]:
+        """The values from each change point on (pyserq's `Gauge.values`)."""
+        return [v for _t, v in self.points]
 
     @classmethod
     def from_trace(cls, trace: GaugeTrace, warmup: float, end: float) -> "GaugeRow":
@@ -188,6 +234,10 @@ class Report:
 
     `claims` is `None` when the program declares no claim (the JSON key is
     then absent); `client` always has exactly the keys of `CLIENT_SERIES`.
+    This is what `serq.run` returns: every top-level key of the JSON is an
+    attribute of the same name and value (null ↔ NaN), and the methods
+    follow pyserq's `Report` (`observe`, `gauge`, `claim`, `stage`,
+    `stages_named`, `pool`, `pools_named`, `json`), plus `to_pandas()`.
     """
 
     serq_version: str = field(default_factory=package_version)
@@ -221,12 +271,67 @@ class Report:
                    for name in CLIENT_SERIES)
 
     def stage(self, name: str, index: Optional[int] = None) -> Optional[StageRow]:
-        """The stage row with that name (and index), if any."""
-        return next((s for s in self.stages if s.name == name and s.index == index), None)
+        """The row of stage `name` (`index`: that member of an array; None:
+        the first row of that name, as pyserq), or None."""
+        return next((s for s in self.stages
+                     if s.name == name and (index is None or s.index == index)), None)
 
     def pool(self, name: str, index: Optional[int] = None) -> Optional[PoolRow]:
-        """The pool row with that name (and index), if any."""
-        return next((p for p in self.pools if p.name == name and p.index == index), None)
+        """The row of pool `name` (`index`: that member of an array; None:
+        the first row of that name, as pyserq), or None."""
+        return next((p for p in self.pools
+                     if p.name == name and (index is None or p.index == index)), None)
+
+    def stages_named(self, name: str) -> list[StageRow]:
+        """Every row of stage `name`: an array's members in index order."""
+        return [s for s in self.stages if s.name == name]
+
+    def pools_named(self, name: str) -> list[PoolRow]:
+        """Every row of pool `name`: an array's members in index order."""
+        return [p for p in self.pools if p.name == name]
+
+    def observe(self, name: str) -> Optional[Series]:
+        """The program's observation `name` (samples and statistics), or None
+        (as pyserq; the client's series are `client["ttft"]` and so on)."""
+        return self.observes.get(name)
+
+    def gauge(self, name: str) -> Optional[GaugeRow]:
+        """The gauge `name`, or None."""
+        return self.gauges.get(name)
+
+    def claim(self, name: str) -> Optional[ClaimRow]:
+        """The claim `name`, or None."""
+        return next((c for c in self.claims or [] if c.name == name), None)
+
+    def name_series(self) -> None:
+        """Give every series and gauge its report name (after a run fills them)."""
+        for group in (self.observes, self.client, self.gauges):
+            for name, item in group.items():
+                item.name = name
+
+    @property
+    def serq_simpy(self) -> dict:
+        """serq-simpy's own block of the JSON (implementation, version, schema, CI)."""
+        from .json_report import serq_simpy_block
+        return serq_simpy_block()
+
+    def to_dict(self) -> dict:
+        """The JSON report as Python objects (non-finite numbers → None)."""
+        from .json_report import to_dict
+        return to_dict(self)
+
+    def json(self) -> str:
+        """The JSON report `serq-simpy run --json` prints (pyserq's `Report.json()`)."""
+        from .json_report import to_json
+        return to_json(self)
+
+    def to_pandas(self, section: Optional[str] = None):
+        """Tidy pandas frames of the report, one per section: `observations`,
+        `samples`, `stages`, `pools`, `gauges`, `claims` (a dict), or the one
+        frame `section` names. Needs pandas (`pip install serq-simpy[pandas]`);
+        see `serq.report.frames`."""
+        from .frames import frames
+        return frames(self, section)
 
 
 def finite_or_none(x: Optional[float]) -> Optional[float]:

@@ -6,8 +6,9 @@ work attempts an iteration: it serves residents in its serve order (a
 decode takes one token, a prefill up to `chunk`, until the budget is spent),
 grows their holds first (which may preempt), admits from the pools that
 name it in `admit via`, evaluates `cost`, and schedules the iteration's end,
-where the tokens are applied. The policy seam: `serving_order(residents,
-plan)` and `plan_iteration(plan)` are methods a subclass may override.
+where the tokens are applied. The policy seam: `serving_order(keys)`,
+`in_batch(job, plan, only)` and `admission_pool(plan)` are methods a
+subclass may override (checked by `guards.py` when it does).
 """
 from __future__ import annotations
 
@@ -72,7 +73,12 @@ class StepStage(Burst, Stage):
         self.admit_left: Optional[float] = None
         self.plan: Optional[Plan] = None
         self.last_void = True  # idle: any event may start an attempt
-        self.plain_order = type(self).serving_order is StepStage.serving_order
+        # the built-in serve order, batch choice and admission: the fast paths
+        # of `_serve_in_order` and `burst.py` may plan for them
+        cls = type(self)
+        self.plain_order = (cls.serving_order is StepStage.serving_order
+                            and cls.in_batch is StepStage.in_batch
+                            and cls.admission_pool is StepStage.admission_pool)
         self._end_cb = self._end
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
@@ -239,15 +245,58 @@ class StepStage(Burst, Stage):
                 *totals, self.registers)
 
     # -- policy seam --------------------------------------------------------------------------
+    #: Whether `in_batch` is overridden (the serving pass then asks it for every resident).
+    batch_policy = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.batch_policy = cls.in_batch is not StepStage.in_batch
+
     def serving_order(self, keys: Optional[Callable[..., tuple]]) -> list[StepJob]:
         """Policy: the residents in serving order (`serve admission`/`by`).
 
-        Receives the compiled keys (None: admission order); returns the
-        residents, each once. Ties keep admission order (stable sort)."""
+        Receives the compiled keys of the serve statement (None: admission
+        order); a key function takes `self._serve_ctx(job)`. Read
+        `self.residents` (admission order): each `StepJob` has `mode`
+        ("prefill"/"decode"), `remaining` tokens, `adm` (admission number)
+        and `session` (`session.attribute("name")` reads an attribute).
+        Returns the residents in the order they are served, each exactly
+        once. Re-asked before each resident is picked (§7 step 2), so it
+        sees newcomers and preemptions; not consulted under `serve exclusive
+        prefill`. Checked when overridden: the result lists every current
+        resident exactly once. Default: ties keep admission order."""
         if keys is None:
             return list(self.residents)
         totals = self.totals() if self.spec.serve_totals else (0.0, 0.0, 0.0, 0.0)
         return sorted(self.residents, key=lambda j: keys(*self._serve_ctx(j, totals)))
+
+    def in_batch(self, job: StepJob, plan: Plan, only: Optional[Callable[..., float]]) -> bool:
+        """Policy: whether `job`, the next resident in serving order, gets tokens now.
+
+        Receives the resident, the iteration's `Plan` (`plan.left` budget
+        left, `plan.tokens`, `plan.prefilled`, `plan.assign` so far) and the
+        serve statement's compiled `only` predicate (None without one).
+        Returns True to serve it (it then gets `min(want, left)` tokens,
+        growing its hold first), False to skip it for this iteration.
+        Checked when overridden: the result is a bool. Default: the `only`
+        predicate (`serve only (p)`), True without one."""
+        return only is None or only(*self._serve_ctx(job)) != 0
+
+    def admission_pool(self, plan: Plan) -> Optional[Any]:
+        """Policy: the pool the engine admits its next waiting hold from, or None.
+
+        Asked while the iteration may still admit (budget left, nothing
+        preempted, Part 04 §7 step 5). Receives the `Plan`; the candidates
+        are `self.served_pools` (the pools naming this stage in `admit
+        via`, declaration order). Returns one with a non-empty `queue`, or
+        None to admit nobody more in this iteration; the pool's
+        `select_candidate` and the fit rule then decide which hold, if any,
+        is admitted. Checked when overridden: None, or a served pool with a
+        waiting hold. Default: the first served pool with a waiting hold."""
+        for pool in self.served_pools:
+            if pool.queue:
+                return pool
+        return None
 
     # -- the iteration ------------------------------------------------------------------------
     def end_of_instant(self) -> None:
@@ -496,7 +545,7 @@ class StepStage(Burst, Stage):
                 break
             if nxt is None:
                 return
-            if only is not None and only(*self._serve_ctx(nxt)) == 0:
+            if (only is not None or self.batch_policy) and not self.in_batch(nxt, plan, only):
                 skipped.add(nxt)
                 continue
             self.serve_one(nxt, plan)
@@ -504,19 +553,18 @@ class StepStage(Burst, Stage):
     def admit_one(self, plan: Plan, left: Optional[float] = None) -> Optional[list[StepJob]]:
         """Admit one waiting hold from the served pools (§7 step 5); returns
         the newcomers (None when nothing was admitted)."""
-        for pool in self.served_pools:
-            if not pool.queue:
-                continue
-            self.admit_left = plan.left if left is None else left
-            try:
-                before = set(self.residents)
-                if not self.sim.holds.admit_from(pool):
-                    return None
-            finally:
-                self.admit_left = None
-            plan.admitted += 1
-            return [j for j in self.residents if j not in before]
-        return None
+        pool = self.admission_pool(plan)
+        if pool is None:
+            return None
+        self.admit_left = plan.left if left is None else left
+        try:
+            before = set(self.residents)
+            if not self.sim.holds.admit_from(pool):
+                return None
+        finally:
+            self.admit_left = None
+        plan.admitted += 1
+        return [j for j in self.residents if j not in before]
 
     def row_values(self, span: float) -> dict[str, Any]:
         nan = float("nan")

@@ -227,10 +227,6 @@ class HoldManager:
         stop (head-of-line blocking). `inline`: a step stage admits, and the
         session runs at once until it blocks (Part 04 §7 step 5)."""
         frame = pool.select_candidate()
-        if frame not in pool.queue:
-            raise SimulationError(
-                f"policy {type(pool).__name__}.select_candidate of pool `{pool.label}` "
-                "returned a hold that is not waiting in its queue", self.env._now)
         self._evaluate(frame)
         if not all(p.has_room(frame.need[k]) for k, p in enumerate(frame.pools)):
             return False
@@ -417,12 +413,7 @@ class HoldManager:
             candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
         if not candidates:
             return None
-        victim = pool.preempt_victim(candidates)
-        if victim not in candidates:
-            raise SimulationError(
-                f"policy {type(pool).__name__}.preempt_victim of pool `{pool.label}` "
-                "returned a hold that is not a candidate", self.env._now)
-        return victim
+        return pool.preempt_victim(candidates)
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:

@@ -10,9 +10,10 @@ seam:
 * `evict_victim(entries)` — which cache entry loses units next (`evict`);
 * `preempt_victim(candidates)` — which holder a failed growth preempts.
 
-The runtime checks what a policy returns (a victim must be one of the
-candidates, an evicted entry must be cached here) and stops the run with a
-message naming the policy and the method otherwise.
+When a subclass overrides one of them, the runtime checks what it returns
+(`guards.py`: a victim must be one of the candidates, an evicted entry must
+be cached here, a fit may not exceed the cap) and stops the run with a
+message naming the policy, the method and the rule otherwise.
 
 Session-side operations (admission, release, growth, preemption) are in
 `holds.py`; this module only manages the pool's own state.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import replace
 from typing import Any, Optional
 
 from ..errors import SimulationError, shortest
@@ -65,6 +67,8 @@ class Pool:
         self.env = sim.env
         self.name = name
         self.index = index
+        if not spec.snapshots and type(self).evict_victim is not Pool.evict_victim:
+            spec = replace(spec, snapshots=True)  # a policy may read an ended owner's attributes
         self.spec = spec
         self.cap = spec.cap
         self.block = spec.block
@@ -151,17 +155,30 @@ class Pool:
 
     # -- policies -------------------------------------------------------------------
     def has_room(self, units: float, frame: Any = None) -> bool:
-        """Policy: do `units` more fit? (`used + reservations + units ≤ cap`;
-        cached units never count). `frame` is the growing hold, whose own
-        reservation does not count against it, or None for an admission."""
+        """Policy: do `units` more fit? (the fit rule, Part 03 §4.4).
+
+        Receives the units asked (already rounded to blocks) and `frame`, the
+        growing hold (`HoldFrame`; its own reservation does not count against
+        it), or None for an admission. Returns True or False; a False
+        admission blocks the queue, a False growth evicts nothing and
+        preempts or stalls. Cached units never count: they are evicted to
+        make room once the answer is True. Checked when overridden: a bool,
+        and True only when `used + units ≤ cap`. Default: `used +
+        reservations + units ≤ cap`."""
         return self.used + self.reserved(frame) + units <= self.cap + TOL
 
     def select_candidate(self) -> Any:
         """Policy: the waiting hold frame to try next (`queue fifo` / `queue by`).
 
-        Receives nothing (the queue is `self.queue`, preempted holds first);
-        returns one of its frames. Only that frame is tried: if it does not
-        fit, the queue stops (head-of-line blocking)."""
+        Receives nothing: the queue is `self.queue`, a list of `HoldFrame`s
+        (`frame.session` the waiting session, `session.attribute("name")`
+        an attribute; `frame.front` a preempted hold re-queued at the head;
+        `frame.enq_time` when it joined). Returns one of its frames. Only
+        that frame is tried: if it does not fit, the queue stops
+        (head-of-line blocking). For a pool with `admit via`, this is the
+        engine's admission candidate. Checked when overridden: the frame is
+        waiting in `self.queue`. Default: the head (`queue fifo`), or the
+        smallest keys (`queue by`), preempted holds first."""
         keys = self.spec.queue_keys
         if keys is None:
             return self.queue[0]
@@ -179,8 +196,13 @@ class Pool:
     def evict_victim(self, entries: list[CacheEntry]) -> CacheEntry:
         """Policy: the cache entry that loses units next.
 
-        Receives the entries in ascending release sequence (`rseq`); returns
-        one of them. Default: `evict lru` — smallest `(last, rseq)` — or
+        Receives the `CacheEntry`s in ascending release sequence (`rseq`;
+        an entry has `size`, `last` (release time), `key` and
+        `attrs()`, the owner's attributes, `attrs().attribute("name")`);
+        returns one of them, which loses one block (all of it without
+        blocks); asked again until the units fit. Checked when overridden:
+        the entry is one it received, cached in this pool (held units are
+        never evicted). Default: `evict lru` — smallest `(last, rseq)` — or
         `evict by (keys)` — smallest `(keys…, rseq)`, keys evaluated afresh
         for every entry before every step (Part 03 §8, Part 07 §4.5)."""
         keyfn = self.spec.evict_keys
@@ -198,9 +220,13 @@ class Pool:
     def preempt_victim(self, candidates: list[Any]) -> Any:
         """Policy: the hold frame a failed growth preempts.
 
-        Receives the candidate frames in admission order; returns one of
-        them. Default: smallest victim keys (`preempt by`; `lifo` is
-        `by (-admission)`), ties to the candidate admitted last."""
+        Receives the candidate `HoldFrame`s holding this pool, in admission
+        order (on an engine's `memory` pool, only the engine's residents);
+        returns one of them, which loses its allocation and re-queues at the
+        head (Part 03 §7.3). It may be the growing hold's own frame. Checked
+        when overridden: the frame is one of the candidates. Default:
+        smallest victim keys (`preempt by`; `lifo` is `by (-admission)`),
+        ties to the candidate admitted last."""
         keyfn = self.spec.preempt_keys
         best = None
         best_key = None
@@ -253,13 +279,7 @@ class Pool:
                     self._evict_piece(victim)
                 continue
             entries = sorted(self.entries.values(), key=_rseq_key)
-            victim = self.evict_victim(entries)
-            if not isinstance(victim, CacheEntry) or self.entries.get(victim.key) is not victim:
-                raise SimulationError(
-                    f"policy {type(self).__name__}.evict_victim of pool `{self.label}` "
-                    "returned an entry that is not cached in the pool",
-                    self.env._now)
-            self._evict_piece(victim)
+            self._evict_piece(self.evict_victim(entries))
 
     def _evict_bulk(self, e: CacheEntry, units: float) -> bool:
         """Evict the blocks `e` must lose at once, when that is exactly what

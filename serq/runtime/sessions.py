@@ -48,9 +48,19 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             body.append(f"    self.{slot} = 0.0")
     ns: dict[str, Any] = {}
     exec("\n".join(body) + "\n", ns)
-    cls = type("Session", (), {"__slots__": tuple(names), "__init__": ns["__init__"]})
+    cls = type("Session", (), {"__slots__": tuple(names), "__init__": ns["__init__"],
+                               "attribute": _attribute, "attribute_slots": dict(slots)})
     ns_globals["_Session"] = cls
     return cls
+
+
+def _attribute(self: Any, name: str) -> float:
+    """The session's attribute `name` (as the program spells it), for policies."""
+    slot = self.attribute_slots.get(name)
+    if slot is None:
+        known = ", ".join(f"`{n}`" for n in self.attribute_slots)
+        raise KeyError(f"the program has no session attribute `{name}` (it has {known})")
+    return getattr(self, slot)
 
 
 class TraceCursor:

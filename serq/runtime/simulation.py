@@ -25,6 +25,7 @@ from .codegen import SessionCompiler, _Writer
 from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
 from .flows import FlowNetwork
 from .claims import Claims
+from .guards import bind_policies
 from .engine import StepStage
 from .holds import HoldManager, Preempted
 from .schedule import StepCompiler
@@ -58,7 +59,7 @@ class Simulation:
         self.limit = st.arrivals
         self.scheme = scheme
         self.progress = progress
-        self.policies = dict(policies or {})
+        self.policies = bind_policies(program, policies)
         self.check_invariants = check_invariants
         self.env = simpy.Environment(initial_time=0.0)
         self.instant = Instant(self.env)

@@ -229,8 +229,11 @@ class Fifo(Stage):
     def select_next(self) -> Job:
         """Policy: the waiting job a freed server takes (default: the oldest).
 
-        Receives nothing; must remove the chosen job from `self.waiting` and
-        return it."""
+        Receives nothing: the waiting jobs are `self.waiting` (a deque, in
+        arrival order; a `Job` has `work`, `arrival` and `session`, whose
+        `session.attribute("name")` reads an attribute). Must remove the
+        chosen job from `self.waiting` and return it. Checked when
+        overridden: the job was waiting, and exactly it was removed."""
         return self.waiting.popleft()
 
     def request(self, session: Any, work: float) -> Job:
@@ -316,6 +319,17 @@ class Ps(Stage):
         self.rate = 0.0
         self.gen = 0
 
+    def finish_order(self, job: Job) -> Any:
+        """Policy: the key that orders `job` among jobs with the same finish tag.
+
+        Receives the arriving job (`job.tag` its finish tag in virtual time,
+        `job.work`, `job.session`); `self.seq` counts the jobs that joined
+        before it. Returns a key: of two jobs whose tags are equal, the
+        smaller key finishes first. Checked when overridden: the key compares
+        with, and differs from, the key of every job present. Default: start
+        order (`self.seq`)."""
+        return self.seq
+
     def _vnow(self, now: float) -> float:
         if self.rate and now != self.v_last:
             return self.vtime + self.rate * (now - self.v_last)
@@ -334,7 +348,7 @@ class Ps(Stage):
         self.n += 1
         job = Job(env, session, work, self)
         job.tag = self.vtime + work
-        job.seq = self.seq
+        job.seq = self.finish_order(job)
         self.seq += 1
         heappush(self.heap, (job.tag, job.seq, job))
         self._changed()
