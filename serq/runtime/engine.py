@@ -447,7 +447,6 @@ class StepStage(Burst, Stage):
         are served in admission order: `serve_pass` over a snapshot of the
         residents (which can only lose members while it runs), with the
         common case -- a token that fits the resident's allocation -- inline."""
-        grow = self.sim.holds.engine_grow
         left = plan.left
         chunk = plan.chunk
         assign = plan.assign
@@ -477,18 +476,15 @@ class StepStage(Burst, Stage):
                     k = frame.pos[job.fk]
                 else:
                     plan.left, plan.tokens = left, tokens
-                    outcome, k = grow(job, t, self)
+                    before = plan.preempted
+                    k = self._grow(job, t, plan)
                     # a cancelled victim gave its tokens back
                     left, tokens, assign = plan.left, plan.tokens, plan.assign
-                    if outcome == "self":
-                        plan.preempted += 1
-                        plan.stop = True
+                    if plan.stop:
                         break
-                    if outcome == "stall":
+                    if k is None:
                         continue
-                    if outcome:
-                        plan.preempted += outcome
-                        removed = True
+                    removed = removed or plan.preempted != before
             assign.append((job, t, k))
             left -= t
             tokens += t
@@ -496,6 +492,21 @@ class StepStage(Burst, Stage):
                 plan.prefilled += t
                 plan.attention += t * (k + t / 2.0)
         plan.left, plan.tokens = left, tokens
+
+    def _grow(self, job: StepJob, t: float, plan: Plan) -> Optional[float]:
+        """Grow the resident's hold for `t` more tokens (preempting others if
+        need be): the position K before the chunk, or None when the resident
+        is not served now (it stalls, or its owner was preempted, which
+        ends the pass: `plan.stop`)."""
+        outcome, k = self.sim.holds.engine_grow(job, t, self)
+        if outcome == "self":
+            plan.preempted += 1
+            plan.stop = True
+            return None
+        if outcome == "stall":
+            return None
+        plan.preempted += outcome  # victims other than the owner
+        return k
 
     # -- serving one resident (§7 steps 3–4) ----------------------------------------------------
     def serve_one(self, job: StepJob, plan: Plan) -> None:
@@ -515,14 +526,9 @@ class StepStage(Burst, Stage):
             return
         k = 0.0
         if job.growing is not None and job.session is not None:
-            outcome, k = self.sim.holds.engine_grow(job, t, self)
-            if outcome == "self":
-                plan.preempted += 1
-                plan.stop = True
+            k = self._grow(job, t, plan)
+            if k is None:
                 return
-            if outcome == "stall":
-                return
-            plan.preempted += outcome  # victims other than the owner
         plan.assign.append((job, t, k))
         plan.left -= t
         plan.tokens += t

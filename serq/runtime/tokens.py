@@ -28,6 +28,16 @@ class _Sequence:
         self.prev_stage: Any = None
         self.preempted: set = set()
 
+    def extend(self, stage: Any, t: float) -> None:
+        """A decode token continuing a sequence that has tokens (`token`'s
+        common case)."""
+        self.count += 1
+        self.last = t
+        self.prev_decode = True
+        self.prev_stage = stage
+        if self.preempted:
+            self.preempted.clear()
+
     def token(self, stage: Any, decode: bool, t: float) -> bool:
         """Add a token; returns whether it continues the sequence."""
         cont = self.count > 0 and (decode or self.prev_decode
@@ -129,19 +139,9 @@ class TokenLog:
         if not u.count or (st.active and not r.count):
             return self.token(s, stage, True, t)
         if st.active:
-            r.count += 1
-            r.last = t
-            r.prev_decode = True
-            r.prev_stage = stage
-            if r.preempted:
-                r.preempted.clear()
+            r.extend(stage, t)
         st.gaps.append((stage, t - u.last, t))
-        u.count += 1
-        u.last = t
-        u.prev_decode = True
-        u.prev_stage = stage
-        if u.preempted:
-            u.preempted.clear()
+        u.extend(stage, t)
         return None
 
     def preempted(self, s: Any, stage: Any) -> None:
