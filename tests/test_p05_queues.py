@@ -400,6 +400,21 @@ def test_p05_llmd_queue_and_flat_identical():
     assert rows(q, LLMD_NAMES) == rows(f)
 
 
+PUSH_NAMES = {"P.reqs": "P_reqs", "P.kv": "P_kv", "D.reqs": "D_reqs", "D.kv": "D_kv",
+              "P.nic": "P_nic", "D.nic": "D_nic"}
+
+
+def test_p05_push_queue_and_flat_identical():
+    """vllm_nixl_push (queue form, `transfer on` two NICs) and its flat twin:
+    identical reports, `events` included, seed 1, a short run."""
+    kw = dict(horizon=300, warmup=30)
+    q = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push.sq"), **kw)))
+    f = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push_flat.sq"), **kw)))
+    assert q["observes"]["parked"]["count"] > 20
+    assert q["events"] == f["events"]
+    assert rows(q, PUSH_NAMES) == rows(f)
+
+
 # pyserq 0.1.3, seed 1, horizon 2000, warm-up 200 (spec Part 05 §2.13 table)
 LLMD_REFERENCE = {"remote": (0.597503, 0.015569), "ttft": (0.028779, 0.001488),
                   "response": (0.071316, 0.001926), "lease": (0.013381, 0.000804)}

@@ -239,10 +239,7 @@ class Simulation:
 
     def _make_pool(self, decl: ir.Pool) -> None:
         spec = self.specs.pool(decl, self.evict_rng)
-        cls = self.policies.get(decl.name, Pool)
-        if not (isinstance(cls, type) and issubclass(cls, Pool)):
-            raise SimulationError(
-                f"the policy for `{decl.name}` must subclass serq.runtime.pools.Pool", 0.0)
+        cls = self.policies.get(decl.name, Pool)  # bound and checked by `bind_policies`
         count = decl.size if decl.size is not None else 1
         members = [cls(self, decl.name, k if decl.size is not None else None, spec)
                    for k in range(count)]
