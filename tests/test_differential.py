@@ -29,7 +29,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
-from e2e_util import DATA, data
+from e2e_util import data
 from oracle import assert_samples_match, assert_reports_match, requires, run_reference
 
 import test_p01_examples as p01

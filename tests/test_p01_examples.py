@@ -13,7 +13,7 @@ import pytest
 from serq.errors import LinkError
 from serq.report.json_report import to_dict
 
-from e2e_util import assert_close, load, per_session, run, samples, values
+from e2e_util import assert_close, load, run, values
 
 # ---------------------------------------------------------------- §9 E-1
 

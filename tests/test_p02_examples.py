@@ -14,7 +14,7 @@ import pytest
 from serq.errors import LinkError, SimulationError
 from serq.report.json_report import to_dict
 
-from e2e_util import (assert_close, data, load, per_session, run, samples, sessions,
+from e2e_util import (assert_close, data, load, per_session, run, sessions,
                       times, turns, values)
 
 # ---------------------------------------------------------------- W-1

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import serq
-from closed_forms import (es2_det, es2_exp, es2_h2, mg1_mean_response, mg1_ps_mean_response,
+from closed_forms import (es2_det, es2_h2, mg1_mean_response, mg1_ps_mean_response,
                           mm1_mean_response, mmc_mean_response, mva_delay_fifo)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ time to first token (docs/policies.md has the numbers).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from serq.policies import StepJob, StepStage
 
