@@ -37,7 +37,38 @@ CASES = [
     ("examples/papers/sarathi.sq", {}, 1, 40.0, 5.0, None),
     # claims over iterations read every iteration's start (Part 06 §8)
     ("source:claims", {}, 1, 200.0, 10.0, None),
+    # gauges record the settled values of every instant the clock leaves (§7)
+    ("source:gauges", {}, 1, 150.0, 10.0, None),
+    ("source:gauges", {"lam": 8}, 2, 60.0, 0.0, None),
 ]
+
+GAUGES = """
+let lam = 3;
+pool reqs { cap 4; admit via E; }
+pool kv { cap 4096; block 16; evict lru; preempt lifo; }
+stage E : step { budget 512; cost 0.002 + 0.0001 * tokens + 1e-8 * kv_decode; memory kv; }
+stage fe : fifo;
+gauge admitting = queued(reqs);
+gauge kv_used = used(kv);
+gauge front = queue(fe);
+workload {
+  arrive poisson(lam);
+  hidden o;
+  turn { set n = floor(~uniform(50, 600)); set o = 1 + floor(~exp(40)); }
+  session { turn; request; end; }
+}
+server {
+  set t0 = now;
+  run fe (~exp(0.05));
+  hold reqs (1), kv (n) {
+    run E prefill (n) growing kv;
+    observe ttft = now - t0;
+    run E decode (o - 1) growing kv;
+  } cache (n + o);
+  observe response = now - t0;
+}
+run { horizon 100; }
+"""
 
 CLAIMS = """
 stage E : step { budget 8; cost 0.01 + 0.001 * tokens; }
@@ -51,7 +82,8 @@ run { horizon 100; }
 
 
 def _report(path, sets, seed, horizon, warmup, arrivals, check):
-    prog = (serq.load(source=CLAIMS, sets=sets) if path == "source:claims"
+    sources = {"source:claims": CLAIMS, "source:gauges": GAUGES}
+    prog = (serq.load(source=sources[path], sets=sets) if path in sources
             else serq.load(path, sets=sets))
     prog.settings = serq.api.settings_for(prog, seed=seed, horizon=horizon, warmup=warmup,
                                           arrivals=arrivals)
@@ -65,6 +97,18 @@ def test_bursts_give_the_loops_report(case):
     without, _ = _report(*case, check=True)
     assert with_bursts == without
     assert all(st.burst for st in sim.step_list)
+    if case[0] == "source:gauges":
+        assert len(json.loads(with_bursts)["gauges"]) == 3
+
+
+def test_bursts_with_a_progress_line():
+    """A progress line (a terminal's `run`) changes nothing in the report."""
+    seen = []
+    prog = serq.load("examples/multi-turn/vllm.sq")
+    prog.settings = serq.api.settings_for(prog, seed=1, horizon=40.0, warmup=5.0)
+    with_progress = Simulation(prog, progress=seen.append).run()
+    plain = Simulation(prog).run()
+    assert json.dumps(to_dict(with_progress)) == json.dumps(to_dict(plain))
 
 
 def test_bursts_handle_most_iterations(monkeypatch):

@@ -17,8 +17,9 @@ for event:
   without a `Plan`, and `_replay` runs whole iterations of that steady batch
   (start and end) while none of them finishes a run or needs growth.
 
-The event loop enables bursts only when nothing needs to see every event
-(no gauges, no progress line, no invariant checks).
+When the clock moves inside a burst, the gauges record the settled values
+of the instant it leaves, as the event loop does. The event loop turns
+bursts off only for the invariant checker, which looks at every event.
 """
 from __future__ import annotations
 
@@ -44,8 +45,7 @@ class Burst:
 
     def allow_burst(self, allowed: bool) -> None:
         """Let `_end` handle the following quiet iterations itself (the event
-        loop allows it when no gauge, progress line or invariant check
-        needs to see every event)."""
+        loop allows it unless the invariant checker must see every event)."""
         spec = self.spec
         self.burst = allowed
         self.others = [st for st in self.sim.step_list if st is not self]
@@ -83,6 +83,7 @@ class Burst:
         instant = self.instant
         sim = self.sim
         horizon = sim.horizon
+        gauges = bool(sim.gauges)
         self.bursting = True
         try:
             while True:
@@ -94,14 +95,17 @@ class Burst:
                 if running is None or sim.drained is not None:
                     break
                 if running[1] is None:  # the iteration ends before anything else
-                    env._now = self.inline_end
+                    t = self.inline_end
                 else:
                     top = q[0]
                     if top[3] is not running[1] or top[0] > horizon:
                         break
                     heappop(q)
-                    env._now = top[0]
+                    t = top[0]
                     top[3].callbacks = None
+                if gauges and t != env._now:
+                    sim.record_gauges(env._now)
+                env._now = t
                 self._finish()
                 if not self._quiet():
                     return
@@ -182,6 +186,7 @@ class Burst:
         grows = [(job.frame, job.fk) for job in res
                  if job.growing is not None and job.session is not None]
         cls_time = self.cls_time
+        gauges = bool(sim.gauges)
         now = env._now
         while True:
             cost = cost_fn(n, n, 0.0, n, kvd, 0.0, 0.0, R)
@@ -207,6 +212,8 @@ class Burst:
                 cls_time[1] += dt
                 self.int_decodes += k * dt
                 self.t_last = end
+            if gauges and end != now:
+                sim.record_gauges(now)
             env._now = now = end
             last = False
             for job in res:

@@ -479,7 +479,7 @@ class Simulation:
             if instant.pending:
                 instant.pending = False  # an entry already queued finds nothing to do
             for st in steps:  # an engine may handle its own quiet iterations
-                st.allow_burst(not gauges and progress is None and not check)
+                st.allow_burst(not check)
         last = 0.0
         tick = 0
         while q:
@@ -511,8 +511,9 @@ class Simulation:
                 continue
             if instant.closed:  # an engine's burst ended with a settle
                 instant.closed = False
+                last = env._now
                 continue
-            t = env._now  # a burst may have moved the clock
+            t = last = env._now  # a burst may have moved the clock
             if holds is not None and item[1] != LATE and holds.waiting():
                 # the pool pass of a settle: once no ready session is left
                 # (not after the end of an instant, which follows the settle)
@@ -530,6 +531,12 @@ class Simulation:
                     pool.check()
         if gauges:
             self._record_gauges(env._now if self.drained is None else self.drained)
+
+    def record_gauges(self, t: float) -> None:
+        """The clock leaves `t`, whose instant has settled: the gauges' values
+        at `t` (a no-op without gauges)."""
+        if self.gauges:
+            self._record_gauges(t)
 
     def _record_gauges(self, t: float) -> None:
         for _name, fn, trace in self.gauges:
