@@ -51,6 +51,7 @@ stage fe : fifo;
 gauge admitting = queued(reqs);
 gauge kv_used = used(kv);
 gauge front = queue(fe);
+gauge in_flight = busy(E);
 workload {
   arrive poisson(lam);
   hidden o;
@@ -98,7 +99,7 @@ def test_bursts_give_the_loops_report(case):
     assert with_bursts == without
     assert all(st.burst for st in sim.step_list)
     if case[0] == "source:gauges":
-        assert len(json.loads(with_bursts)["gauges"]) == 3
+        assert len(json.loads(with_bursts)["gauges"]) == 4
 
 
 def test_bursts_with_a_progress_line():

@@ -187,6 +187,7 @@ class Burst:
                  if job.growing is not None and job.session is not None]
         cls_time = self.cls_time
         gauges = bool(sim.gauges)
+        in_flight = ([(job, 1.0, 0.0) for job in res], None) if gauges else None
         now = env._now
         while True:
             cost = cost_fn(n, n, 0.0, n, kvd, 0.0, 0.0, R)
@@ -213,7 +214,9 @@ class Burst:
                 self.int_decodes += k * dt
                 self.t_last = end
             if gauges and end != now:
+                self.running = in_flight  # the gauges see the iteration running
                 sim.record_gauges(now)
+                self.running = None
             env._now = now = end
             last = False
             for job in res:
