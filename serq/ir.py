@@ -12,7 +12,7 @@ that the runtime can say where an error comes from.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 
 @dataclass(frozen=True)
@@ -553,3 +553,16 @@ BUILTIN_ATTRIBUTES = ("serial", "turn_no", "cached", "computed", "new", "out",
                       "think", "more", "forced")
 
 Node = Union[Expr, Stmt]
+
+
+def walk(root: Any) -> Iterator[Any]:
+    """Every IR node in `root` (a node, or lists and tuples of nodes), itself
+    included; the order is unspecified (callers look for kinds of node)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__"):
+            yield node
+            stack.extend(getattr(node, f) for f in node.__dataclass_fields__)

@@ -96,6 +96,24 @@ def check(source, version, kw):
 # each such session once, so `mean_holders` differs for nested same-pool holds.
 NESTED_HOLDERS = ("mean_holders",)
 
+# two sizes of one nested-hold program (the smaller pool preempts)
+NESTED_HOLDS = r"""
+pool mem { cap 20; block 2; preempt lifo; }
+stage svc : delay;
+workload { arrive renewal(0.8); init { set u = 2 + serial - 3 * floor(serial / 3); } session { request; } }
+server {
+  hold mem (u) {
+    observe outer = used(mem);
+    run svc (0.5);
+    hold mem (u + 1) { run svc (0.5); grow mem (2); observe inner = used(mem); run svc (0.5); } cache (u);
+    observe own = cachedin(mem);
+    grow mem (1); run svc (0.5);
+  } cache (2 * u);
+  observe done = now; observe own2 = cachedin(mem);
+}
+run { horizon 15; }
+"""
+
 DETERMINISTIC = {
     # 0.1.3: ended 14/28; mem: adm 16
     "cap_block_pool_functions": (r"""
@@ -441,39 +459,10 @@ server {
 run { horizon 15; }
 """, {}),
     # 0.1.3: ended 16/18; mem: adm 36, evicted 21/104
-    "nested_holds_same_pool": (r"""
-pool mem { cap 20; block 2; preempt lifo; }
-stage svc : delay;
-workload { arrive renewal(0.8); init { set u = 2 + serial - 3 * floor(serial / 3); } session { request; } }
-server {
-  hold mem (u) {
-    observe outer = used(mem);
-    run svc (0.5);
-    hold mem (u + 1) { run svc (0.5); grow mem (2); observe inner = used(mem); run svc (0.5); } cache (u);
-    observe own = cachedin(mem);
-    grow mem (1); run svc (0.5);
-  } cache (2 * u);
-  observe done = now; observe own2 = cachedin(mem);
-}
-run { horizon 15; }
-""", {"ignore": NESTED_HOLDERS}),
+    "nested_holds_same_pool": (NESTED_HOLDS, {"ignore": NESTED_HOLDERS}),
     # 0.1.3: ended 8/18; mem: adm 34, evicted 15/60, preemptions 14, stuck 2
-    "nested_holds_preempted": (r"""
-pool mem { cap 16; block 2; preempt lifo; }
-stage svc : delay;
-workload { arrive renewal(0.8); init { set u = 2 + serial - 3 * floor(serial / 3); } session { request; } }
-server {
-  hold mem (u) {
-    observe outer = used(mem);
-    run svc (0.5);
-    hold mem (u + 1) { run svc (0.5); grow mem (2); observe inner = used(mem); run svc (0.5); } cache (u);
-    observe own = cachedin(mem);
-    grow mem (1); run svc (0.5);
-  } cache (2 * u);
-  observe done = now; observe own2 = cachedin(mem);
-}
-run { horizon 15; }
-""", {"ignore": NESTED_HOLDERS}),
+    "nested_holds_preempted": (NESTED_HOLDS.replace("cap 20;", "cap 16;"),
+                               {"ignore": NESTED_HOLDERS}),
     # 0.1.3: ended 23/25; kv: adm 24, evicted 20/100; lz: adm 25, evicted 15/45
     "end_inside_hold_shape_k": (r"""
 pool kv { cap 20; block 2; evict lru; }

@@ -32,6 +32,7 @@ import pytest
 from serq.report.json_report import to_dict
 
 from e2e_util import assert_close, run
+from test_p06_statistics import S10_TEXT
 
 # ---------------------------------------------------------------- helpers
 
@@ -504,34 +505,8 @@ def test_p06_9_6_hand_checks():
 
 # ---------------------------------------------------------------- §10 text report
 
-W45_TEXT = """\
-observe  count    mean  95% CI    cv2     p99
--------  -----  ------  ------  -----  ------
-done         3  6.3333    ±inf  0.008  7.0000
-
-client    count    mean  95% CI    cv2     p99
---------  -----  ------  ------  -----  ------
-ttft          3  2.3333    ±inf  0.429  4.0000
-tpot          3  1.3333    ±inf  0.063  1.6667
-response      3  6.3333    ±inf  0.008  7.0000
-
-claim        kind             result
------------  ---------------  -------------------------------------
-cap_ok       every iteration  holds (7 iterations)
-always_full  every iteration  fails at 3.0000 (4 of 7 iterations)
-some_full    some iteration   witnessed at 0.0000 (7 iterations)
-never        some iteration   not witnessed (7 iterations)
-all_done     at end           holds
-small_only   every iteration  out of scope: session 2 fails `given`
-
-stage  number   util  done    thru    wait  service  iters
------  ------  -----  ----  ------  ------  -------  -----
-E       0.190  0.070     6  0.0600  0.0000   3.1667      7
-
-step  prefill only  decode only  mixed   idle  decodes  decode batch  decode step   itl p50   itl p99
-----  ------------  -----------  -----  -----  -------  ------------  -----------  --------  --------
-E            0.030        0.030  0.010  0.930    0.090         2.250     1.000000  1.000000  3.000000
-"""
+# the §10 example's text after the run line (the same program: W-4/W-5)
+W45_TEXT = S10_TEXT.split("\n", 2)[2]
 
 
 def test_p06_10_text_report_w4_w5(tmp_path):

@@ -24,6 +24,7 @@ bursts off only for the invariant checker, which looks at every event.
 from __future__ import annotations
 
 from heapq import heappop
+from typing import Optional
 
 from simpy.events import Event
 
@@ -130,20 +131,10 @@ class Burst:
                     return False
         return True
 
-    def _kv_decode(self) -> float:
-        """`kv_decode` of a batch of all the residents, decoding."""
-        mem = self.memory if self.spec.needs_kv else None
-        kvd = 0.0
-        if mem is not None:
-            for job in self.residents:
-                kvd += self._held(job.session, mem)
-        return kvd
-
-    def _repeat_decodes(self) -> bool:
-        """Start the iteration `attempt` would plan for a steady decode
-        batch; False (nothing done) when the batch is not steady."""
-        if not self._steady():
-            return False
+    def _launch_steady(self, kvd: float, cost: Optional[float] = None) -> None:
+        """Start the steady batch's iteration (one decode token each), as
+        `_start` would after `attempt` planned it; `kvd` is its `kv_decode`,
+        `cost` its cost when already evaluated."""
         assign = []
         for job in self.residents:
             frame = job.frame
@@ -152,7 +143,14 @@ class Burst:
         self.last_void = False
         k = len(assign)
         n = float(k)
-        self._launch(assign, n, k, 0.0, n, self._kv_decode(), 0.0, 0.0, None)
+        self._launch(assign, n, k, 0.0, n, kvd, 0.0, 0.0, None, cost)
+
+    def _repeat_decodes(self) -> bool:
+        """Start the iteration `attempt` would plan for a steady decode
+        batch; False (nothing done) when the batch is not steady."""
+        if not self._steady():
+            return False
+        self._launch_steady(self.totals()[2])
         return True
 
     def _replay(self) -> bool:
@@ -182,7 +180,7 @@ class Burst:
         R = self.registers
         k = len(res)
         n = float(k)
-        kvd = self._kv_decode()
+        kvd = self.totals()[2]  # every resident decodes
         grows = [(job.frame, job.fk) for job in res
                  if job.growing is not None and job.session is not None]
         cls_time = self.cls_time
@@ -231,8 +229,5 @@ class Burst:
             if last:
                 return False
         # this iteration's end is a calendar entry: start it with its cost
-        assign = [(job, 1.0, job.frame.pos[job.fk] if job.frame is not None
-                   and job.growing is not None else 0.0) for job in res]
-        self.last_void = False
-        self._launch(assign, n, k, 0.0, n, kvd, 0.0, 0.0, None, cost)
+        self._launch_steady(kvd, cost)
         return True

@@ -141,11 +141,4 @@ class Claims:
 
 
 def _aggregates(e: Any):
-    if isinstance(e, ir.ObsAggregate):
-        yield e
-    elif isinstance(e, list):
-        for x in e:
-            yield from _aggregates(x)
-    elif hasattr(e, "__dataclass_fields__"):
-        for f in e.__dataclass_fields__:
-            yield from _aggregates(getattr(e, f))
+    return (n for n in ir.walk(e) if isinstance(n, ir.ObsAggregate))

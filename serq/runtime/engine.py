@@ -326,20 +326,8 @@ class StepStage(Burst, Stage):
         self._start(plan)
 
     def _start(self, plan: Plan) -> None:
-        assign = plan.assign
-        res = float(len(self.residents))
-        decoders = 0
-        kvd = kvp = 0.0
-        mem = self.memory if self.spec.needs_kv else None
-        held = self._held
-        for job, _t, _k in assign:
-            if job.mode == "decode":
-                decoders += 1
-                if mem is not None:
-                    kvd += held(job.session, mem)
-            elif mem is not None:
-                kvp += held(job.session, mem)
-        self._launch(assign, plan.tokens, decoders, plan.prefilled, res, kvd, kvp,
+        res, dec, kvd, kvp = self.totals([a[0] for a in plan.assign])
+        self._launch(plan.assign, plan.tokens, int(dec), plan.prefilled, res, kvd, kvp,
                      plan.attention, plan)
 
     def _launch(self, assign: list, tokens: float, decoders: int, prefilled: float,

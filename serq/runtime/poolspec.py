@@ -103,24 +103,13 @@ class SpecCompiler:
 
 def _stateless(e: Any) -> bool:
     """Whether an expression reads only constants and attributes (Part 03 §4.2)."""
-    if isinstance(e, (ir.Observable, ir.Now, ir.Ctx, ir.ObsAggregate)):
-        return False
-    if isinstance(e, list):
-        return all(_stateless(x) for x in e)
-    if hasattr(e, "__dataclass_fields__"):
-        return all(_stateless(getattr(e, f)) for f in e.__dataclass_fields__)
-    return True
+    return not any(isinstance(n, (ir.Observable, ir.Now, ir.Ctx, ir.ObsAggregate))
+                   for n in ir.walk(e))
 
 
 def _reads_attr(e: Any) -> bool:
     """Whether an expression reads a session attribute."""
-    if isinstance(e, ir.Attr):
-        return True
-    if isinstance(e, list):
-        return any(_reads_attr(x) for x in e)
-    if hasattr(e, "__dataclass_fields__"):
-        return any(_reads_attr(getattr(e, f)) for f in e.__dataclass_fields__)
-    return False
+    return any(isinstance(n, ir.Attr) for n in ir.walk(e))
 
 
 def resolve_member(ref: ir.Ref, members: list[Any], index: Optional[int], what: str) -> Any:

@@ -41,13 +41,7 @@ class StepSpec:
 
 def _reads(node: Any, names: set[str]) -> bool:
     """Whether an IR subtree reads one of the context variables `names`."""
-    if isinstance(node, ir.Ctx):
-        return node.name in names
-    if isinstance(node, (list, tuple)):
-        return any(_reads(x, names) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return any(_reads(getattr(node, f), names) for f in node.__dataclass_fields__)
-    return False
+    return any(isinstance(n, ir.Ctx) and n.name in names for n in ir.walk(node))
 
 
 class StepCompiler:

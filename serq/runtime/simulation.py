@@ -299,7 +299,7 @@ class Simulation:
         """Online estimates, and the jobs in service for `work(S)`, are kept
         only for stages some expression reads."""
         est, work = set(), set()
-        for node in _walk_stmts(self.program):
+        for node in ir.walk(self.program):
             if isinstance(node, ir.Observable):
                 if node.fn.startswith(("est_", "price")):
                     est.add(node.target.name)
@@ -310,7 +310,7 @@ class Simulation:
             stage.track_work = stage.name in work
 
     def _mark_tests(self, stmts: list[ir.Stmt]) -> None:
-        for node in _walk_stmts(stmts):
+        for node in ir.walk(stmts):
             if isinstance(node, ir.Observe) and node.is_test and node.name in self.series:
                 self.series[node.name].is_test = True
 
@@ -593,27 +593,4 @@ class Simulation:
 
 
 def _draws(stmts: list[ir.Stmt]) -> bool:
-    return any(isinstance(n, ir.Draw) and n.dist != "det" for n in _walk_stmts(stmts))
-
-
-def _children(node: Any):
-    if isinstance(node, list):
-        yield from node
-        return
-    if not hasattr(node, "__dataclass_fields__"):
-        return
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
-        if isinstance(value, list) or hasattr(value, "__dataclass_fields__"):
-            yield value
-
-
-def _walk_stmts(root: Any):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-            continue
-        yield node
-        stack.extend(_children(node))
+    return any(isinstance(n, ir.Draw) and n.dist != "det" for n in ir.walk(stmts))
