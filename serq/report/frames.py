@@ -43,7 +43,8 @@ def _pandas() -> Any:
     except ImportError:
         raise ImportError(
             "Report.to_pandas() needs pandas, an optional dependency of serq-simpy: "
-            "install it with `pip install pandas` (from a clone of serq-simpy: `pip install -e '.[pandas]'`); "
+            "install it with `pip install pandas` (from a clone of serq-simpy: "
+            "`pip install -e '.[pandas]'`); "
             "the report's attributes and `report.json()` need nothing else") from None
     return pandas
 
