@@ -338,6 +338,13 @@ class Resolver:
         for r in e.args[:-1]:
             if not isinstance(r, S.EName) or r.fields:
                 raise self.err("`cost` names a stage or a pool before its quantity", pos)
+            if r.name not in self.pools and r.name not in self.stages:
+                at = Pos(r.pos.file, r.pos.line, r.pos.col, len(r.name))
+                known = {**{k: v.pos for k, v in self.stages.items()},
+                         **{k: v.pos for k, v in self.pools.items()}}
+                raise self.unknown("stage or pool", r.name, at, known,
+                                   "`cost` names the stage or pool its quantity is used "
+                                   "on: name a declared one")
             kind = "pool" if r.name in self.pools and r.name not in self.stages else "stage"
             self.ref(r, m, scope, evaluate=False, kind=kind)
             families.add(r.name)
