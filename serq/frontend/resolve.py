@@ -19,7 +19,7 @@ from ..ir import Pos
 from . import arith
 from . import syntax as S
 from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES, POOL_OBSERVABLES,
-                    RESERVED, STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
+                    STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,6 @@ class Resolver:
         head = f"`{e.op} {v} in`"
         clash = ("also a session attribute" if v in self.attributes else
                  "also a `let` constant" if v in self.constants else
-                 "a name the language supplies" if v in RESERVED else
                  "already an aggregate's index" if v in scope else None)
         if clash:
             raise self.err(f"{head}: `{v}` is {clash}", e.pos,
