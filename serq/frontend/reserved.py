@@ -65,7 +65,7 @@ def bindings(tree) -> Iterator[tuple[str, Optional[Pos], str]]:
             for i, x in enumerate(getattr(n, names)):
                 yield x, at[i] if i < len(at) else getattr(n, "pos", None), what
         if kind is S.QEntry and n.src is not None:
-            yield n.src, n.src_pos, "an entry's `from` name"
+            yield n.src, n.src_pos, "an entry's source"
         if kind is S.StepClause and n.key == "state":
             yield n.name, n.name_pos, "a register"
 
