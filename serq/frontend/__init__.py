@@ -2,7 +2,7 @@
 
 Passes, one module each: lexer (lexical pre-pass), parser + build (textX
 metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
-expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
+reserved (supplied names refused as binding names), expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
 pools (pool declarations), bindings (`at admission`, stale-state lint),
 resolve + link + holds (names, moments, checks), trace (CSV corpus), lower
 (IR).
