@@ -834,18 +834,20 @@ def write(tmp_path, name, text):
 
 
 def pool_section(stdout):
-    """The lines from the pool table's header to the end of the report (the table, then
-    the stuck/rej/over lines, then idle lines)."""
+    """The lines from the pool table's header to the next blank line (the table, then
+    the stuck/rej/over lines, then idle lines; the warnings follow a blank line)."""
     lines = stdout.rstrip("\n").split("\n")
     starts = [i for i, l in enumerate(lines) if l.startswith("pool ")]
     assert len(starts) == 1, f"expected one pool table in:\n{stdout}"
     i = starts[0]
     assert lines[i - 1] == "", "the pool section is preceded by one blank line (§10)"
-    return lines[i:]
+    rest = lines[i:]
+    return rest[:rest.index("")] if "" in rest else rest
 
 
-HEADER = "pool  used  cached  queue  holders    wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck"
-RULE = "----  ----  ------  -----  -------  ------  ------  --------  --------  -------  -----  ---  -----"
+# the text report writes figures with the significant digits they need (issue 13)
+HEADER = "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck"
+RULE = "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----"
 
 STUCK = """
 pool mem { cap 10; preempt lifo; }
@@ -862,13 +864,13 @@ def test_p06_10_pool_table_p12(tmp_path):
     f = write(tmp_path, "p12.sq", P12)
     out = cli("run", f, "--horizon", 10)
     assert out.returncode == 0, out.stderr
-    # §10: pool label, used %.1f, cached %.1f, queue %.3f, holders %.3f, wait %.4f, admits,
-    # evict(n), evict(u) %.0f, preempt, spill, rej, stuck; widths = widest cell, two spaces,
+    # §10: pool label, used, cached, queue, holders, wait (4 significant digits), admits,
+    # evict(n), evict(u), preempt, spill, rej, stuck; widths = widest cell, two spaces,
     # first column left, others right. Numbers: Part 03 §12 P-12.
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "P      3.6     2.4  0.300    0.600  1.5000       2         1         6        0      0    0      0",
+        "P      3.6     2.4    0.3      0.6   1.5       2         1         6        0      0    0      0",
     ]
     first = out.stdout.split("\n", 1)[0]
     assert first.startswith("run: horizon 10 end 10 warmup 0 seed 1 events ")
@@ -880,11 +882,11 @@ def test_p06_10_pool_table_nan_wait(tmp_path):
     f = write(tmp_path, "p12.sq", P12)
     out = cli("run", f, "--horizon", 10, "--warmup", 4)
     assert out.returncode == 0, out.stderr
-    # §10: NaN prints as `NaN` (mean_wait null with warm-up 4, Part 03 §12 P-12)
+    # an undefined figure prints as `–` (mean_wait null with warm-up 4, Part 03 §12 P-12)
     assert pool_section(out.stdout) == [
-        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
-        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
-        "P      2.0     4.0  0.000    0.333   NaN       2         1         6        0      0    0      0",
+        HEADER,
+        RULE,
+        "P        2       4      0   0.3333     –       2         1         6        0      0    0      0",
     ]
 
 
@@ -896,8 +898,8 @@ def test_p06_10_pool_table_two_pools(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "P      5.0    15.0  0.000    0.500  0.0000       2         0         0        0      0    0      0",
-        "Q      0.6     3.2  0.000    0.050  0.0000       1         0         0        0      0    0      0",
+        "P        5      15      0      0.5     0       2         0         0        0      0    0      0",
+        "Q      0.6     3.2      0     0.05     0       1         0         0        0      0    0      0",
     ]
 
 
@@ -910,7 +912,7 @@ def test_p06_10_rej_line(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "mem    0.2     0.0  0.000    0.050  0.0000       1         0         0        0      0    2      0",
+        "mem    0.2       0      0     0.05     0       1         0         0        0      0    2      0",
         "rej: 2 session(s) ended at pool `mem` asking for more than its cap",
     ]
 
@@ -927,7 +929,7 @@ def test_p06_10_stuck_line_and_exit_status(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "mem    6.0     0.0  0.000    1.000  0.0000       6         0         0        5      0    0      1",
+        "mem      6       0      0        1     0       6         0         0        5      0    0      1",
         "stuck: 1 session(s) preempted again at pool `mem` without passing the position of "
         "their previous preemption",
     ]
@@ -947,9 +949,9 @@ def test_p06_10_over_line(tmp_path):
     assert out.returncode == 0, out.stderr  # §11.3: over_cap does not change the status
     sec = pool_section(out.stdout)
     assert sec[:3] == [
-        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
-        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
-        "mem    0.0     0.0  2.000    0.000   NaN       0         0         0        0      0    0      0",
+        HEADER,
+        RULE,
+        "mem      0       0      2        0     –       0         0         0        0      0    0      0",
     ]
     # §10: an `over:` line naming the waiting queue's pool, this pool and the amount (its
     # wording is not normative)
