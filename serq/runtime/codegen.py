@@ -69,8 +69,11 @@ class _Writer:
         self.lines.append("    " * self.depth + line)
 
     def fresh(self, base: str) -> str:
+        """A new local name. Its `_` before the number keeps it apart from the
+        globals `Namespace.bind` makes (`_st7`): a local of that name would
+        shadow the global in the whole function."""
         self.count += 1
-        return f"_{base}{self.count}"
+        return f"_{base}_{self.count}"
 
 
 class SessionCompiler:
