@@ -171,3 +171,11 @@ def test_a_balanced_program_keeps_the_parser_message():
 ])
 def test_did_you_mean(src, help):
     assert _error(src).help == help
+
+
+def test_no_suggestion_of_a_function_the_moment_cannot_read():
+    # `count(o)` aggregates observations for a claim `at end` only: `round` in a
+    # session must not be told to read it (Levenshtein distance 2)
+    src = ("stage s : fifo; workload { arrive batch(1); }\n"
+           "session { turn; run s (round(1.5)); } run { horizon 1; }")
+    assert _error(src).help is None

@@ -21,7 +21,8 @@ from . import syntax as S
 from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES, POOL_OBSERVABLES,
                     STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
 
-#: Every function a call may name, for "did you mean" on an unknown one.
+#: Every function a call may name, for "did you mean" on an unknown one (the
+#: aggregates of observations only where they are read: a claim `at end`).
 FUNCTION_NAMES = frozenset(ARITH) | frozenset(STAGE_OBSERVABLES) | frozenset(POOL_OBSERVABLES) \
     | frozenset(STEP_OBSERVABLES) | frozenset(OBS_AGGREGATES) | {"cost"}
 
@@ -281,7 +282,8 @@ class Resolver:
             raise self.err(f"`{fn}` is a time resource of device `{self.resources[fn]}`, "
                            "read only in the `execute` of the engine on it", pos)
         if table is None:
-            near = suggest(fn, FUNCTION_NAMES)
+            near = suggest(fn, FUNCTION_NAMES if m.name == "end"
+                           else FUNCTION_NAMES - frozenset(OBS_AGGREGATES))
             raise self.err(f"unknown function `{fn}`", pos,
                            f"did you mean `{near}`?" if near else None)
         if len(e.args) != table[fn]:
