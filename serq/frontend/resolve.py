@@ -21,6 +21,10 @@ from . import syntax as S
 from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES, POOL_OBSERVABLES,
                     RESERVED, STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
 
+#: Every function a call may name, for "did you mean" on an unknown one.
+FUNCTION_NAMES = frozenset(ARITH) | frozenset(STAGE_OBSERVABLES) | frozenset(POOL_OBSERVABLES) \
+    | frozenset(STEP_OBSERVABLES) | frozenset(OBS_AGGREGATES) | {"cost"}
+
 
 @dataclass(frozen=True)
 class Moment:
@@ -245,7 +249,9 @@ class Resolver:
                                f"{moments_text([m.name])}", e.pos)
             return ir.Attr(n)
         if m.name == "constant":
-            raise self.err(f"`{n}` is not a constant", e.pos)
+            near = suggest(n, self.constant_pos)
+            raise self.err(f"`{n}` is not a constant", e.pos,
+                           f"did you mean constant `{near}`?" if near else None)
         names = {**{k: None for k in self.attributes}, **self.constant_pos}
         names.update({k: v for k, v in self.attributes.items() if v})
         raise self.unknown("name", n, e.pos, names,
@@ -275,7 +281,9 @@ class Resolver:
             raise self.err(f"`{fn}` is a time resource of device `{self.resources[fn]}`, "
                            "read only in the `execute` of the engine on it", pos)
         if table is None:
-            raise self.err(f"unknown function `{fn}`", pos)
+            near = suggest(fn, FUNCTION_NAMES)
+            raise self.err(f"unknown function `{fn}`", pos,
+                           f"did you mean `{near}`?" if near else None)
         if len(e.args) != table[fn]:
             raise self.err(f"`{fn}` takes {table[fn]} argument(s), got {len(e.args)}", pos)
         if table is ARITH:
