@@ -10,7 +10,9 @@ test (the conventions of docs/index.md's last section):
 * `console` — every `$ ` line runs with bash from (a mirror of) the
   repository root and must exit 0 within the timeout; output lines are
   shown, not checked. `pip install` commands are not run (the test runs
-  in an installed environment): the extras they name must exist;
+  in an installed environment): the extras they name must exist; a
+  `pytest` command (the one that runs this suite) only collects
+  (`--collect-only`), which fails as the command would on an error;
 * `python` — executed, from the repository root;
 * `text`, `json`, `toml` — shown only. Any other kind (or none) fails.
 
@@ -103,6 +105,14 @@ def _is_install(part: str) -> bool:
     return bool(re.match(r"^(python3? -m )?pip install\b", part.strip()))
 
 
+def _runnable(part: str) -> str:
+    """The command as run: a pytest run of this suite only collects it."""
+    part = part.strip()
+    if re.match(r"^(python3? -m )?pytest\b", part):
+        return part + " --collect-only"
+    return part
+
+
 @pytest.fixture(scope="module")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A directory that looks like the repository root (a symlink per entry),
@@ -127,7 +137,7 @@ def test_console_block_runs(block: Block, mirror: str) -> None:
         for p in parts:
             if _is_install(p):
                 _check_install(p)
-        runnable = " && ".join(p.strip() for p in parts if not _is_install(p))
+        runnable = " && ".join(_runnable(p) for p in parts if not _is_install(p))
         if not runnable:
             continue
         done = subprocess.run(["bash", "-c", runnable], cwd=mirror, env=env, capture_output=True,
