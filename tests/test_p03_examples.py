@@ -11,6 +11,10 @@ does not print but the reference did (same program, horizon and seed). The
 
 Observations are compared as `(session serial, time, value)` triples, in
 recording order (Part 06 §2), times and values to a relative 1e-9.
+
+Where §12 observes `admitted` (P-1, P-2, P-10) the programs here observe
+`adm`: a supplied name is refused as an observation name (Part 01 §6.2;
+pyserq 0.1.5 refuses it too, 0.1.3 accepts it), and the numbers are the same.
 """
 from __future__ import annotations
 
@@ -103,14 +107,14 @@ stage svc : delay;
 workload { arrive batch(3);
   init { set u = serial == 0 ? 6 : serial == 1 ? 5 : 2; set d = serial == 0 ? 5 : 1; }
   session { request; } }
-server { hold mem (u) { observe admitted = now; run svc (d); } observe done = now; }
+server { hold mem (u) { observe adm = now; run svc (d); } observe done = now; }
 """
 
 
 def test_p03_p1_head_of_line_blocking():
     rep = run(P1.replace("QUEUE", ""), horizon=20)  # Part 03 §12 P-1, horizon 20
     # §12 P-1: admitted = (0, 0), (1, 5), (2, 5); done = 5, 6, 6
-    assert_obs(rep, "admitted", [(0, 0, 0), (1, 5, 5), (2, 5, 5)])
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 5, 5), (2, 5, 5)])
     assert_obs(rep, "done", [(0, 5, 5), (1, 6, 6), (2, 6, 6)])
     # §12 P-1: mean_used 1.85, mean_queue 0.5, mean_holders 0.35, mean_wait 3.3333, admissions 3
     assert_pool(pool(rep, "mem"), "P-1", mean_used=1.85, mean_queue=0.5, mean_holders=0.35,
@@ -123,7 +127,7 @@ def test_p03_p1_head_of_line_blocking():
 def test_p03_p1_queue_by_u():
     rep = run(P1.replace("QUEUE", "queue by (u);"), horizon=20)  # §12 P-1 with `queue by (u);`
     # §12 P-1: admitted (2, 0), (1, 0), (0, 1)
-    assert_obs(rep, "admitted", [(2, 0, 0), (1, 0, 0), (0, 1, 1)])
+    assert_obs(rep, "adm", [(2, 0, 0), (1, 0, 0), (0, 1, 1)])
     # verified 0.1.3 (seed 1): done (2,1) (1,1) (0,6); waits 0, 0, 1
     assert_obs(rep, "done", [(2, 1, 1), (1, 1, 1), (0, 6, 6)])
     assert_pool(pool(rep, "mem"), "P-1 queue by", mean_used=1.85, mean_queue=0.05,
@@ -139,7 +143,7 @@ workload { arrive batch(3);
   init { set u = serial == 0 ? 5 : 1; set r = serial == 1 ? 6 : 0; }
   session { request; } }
 server {
-  hold mem (u) reserve (r) { observe admitted = now; observe usedin = used(mem);
+  hold mem (u) reserve (r) { observe adm = now; observe usedin = used(mem);
                              run svc (serial == 0 ? 4 : 1); }
   observe done = now;
 }
@@ -149,7 +153,7 @@ server {
 def test_p03_p2_reserve_and_block_rounding():
     rep = run(P2, horizon=20)
     # §12 P-2: admitted = 0, 4, 4; usedin = 8, 8, 8; done = 4, 5, 5
-    assert_obs(rep, "admitted", [(0, 0, 0), (1, 4, 4), (2, 4, 4)])
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 4, 4), (2, 4, 4)])
     assert_obs(rep, "usedin", [(0, 0, 8), (1, 4, 8), (2, 4, 8)])
     assert_obs(rep, "done", [(0, 4, 4), (1, 5, 5), (2, 5, 5)])
     # §12 P-2: mean_wait 2.6667 (waits 0, 4, 4); verified 0.1.3 (horizon 20): mean_used 2,
@@ -166,7 +170,7 @@ stage svc : delay;
 workload { arrive batch(3);
   init { set u = serial == 0 ? 9 : serial == 1 ? 11 : 2; }
   session { request; } }
-server { hold mem (u) { observe admitted = now; run svc (1); } observe done = now; }
+server { hold mem (u) { observe adm = now; run svc (1); } observe done = now; }
 """
 
 P3_CONSTANT = """
@@ -193,7 +197,7 @@ def test_p03_p3_rejection():
     assert rep.ended == 3
     # verified 0.1.3: only session 2 is admitted (at 0) and done at 1; mean_used 0.2
     # (4 units for 1 time unit over 20), mean_holders 0.05, mean_wait 0
-    assert_obs(rep, "admitted", [(2, 0, 0)])
+    assert_obs(rep, "adm", [(2, 0, 0)])
     assert_obs(rep, "done", [(2, 1, 1)])
     assert_pool(row, "P-3", mean_used=0.2, mean_holders=0.05, mean_queue=0, mean_wait=0)
 
@@ -548,14 +552,14 @@ workload { arrive batch(6);
          set prompt = serial == 1 || serial == 5 ? 500 : 100;
          set immediate = serial == 4; }
   session { request; } }
-server { run gate (arrive); hold slot (1) { observe admitted = now; run svc (serial == 0 ? 4 : 1); } }
+server { run gate (arrive); hold slot (1) { observe adm = now; run svc (serial == 0 ? 4 : 1); } }
 """
 
 
 def test_p03_p10_queue_by_with_aging():
     rep = run(P10, horizon=20)  # §12 P-10 (horizon 20 verified in 0.1.3)
     # §12 P-10: admission order and times: 0 at 0, 4 at 4, 1 at 5, 5 at 6, 2 at 7, 3 at 8
-    assert_obs(rep, "admitted", [(0, 0, 0), (4, 4, 4), (1, 5, 5), (5, 6, 6), (2, 7, 7),
+    assert_obs(rep, "adm", [(0, 0, 0), (4, 4, 4), (1, 5, 5), (5, 6, 6), (2, 7, 7),
                                  (3, 8, 8)])
     # verified 0.1.3: waits 0, 1, 5, 3, 6, 6 (joins at 0, 3, 0, 3, 1, 2): mean_wait 3.5,
     # admissions 6, mean_queue 1.05

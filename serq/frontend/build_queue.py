@@ -105,8 +105,12 @@ class QueueBuilder:
             else:
                 params = list(it.params)
                 ppos = [self.pos(it, 2 + 2 * i) for i in range(len(params))]
+                # the tokens before `from`: the verb, then `( p, … )`
+                before = 1 + (max(2, 2 * len(params) + 1) if it.parens else 0)
+                src_pos = self.pos(it, before + 1) if it.src else None
                 q.entries.append(S.QEntry(it.verb, params, ppos, it.src or None,
-                                          self.block(it.body), ipos, bool(it.parens)))
+                                          self.block(it.body), ipos, bool(it.parens),
+                                          src_pos))
                 q.parts.append(("entry", ipos))
         return q
 

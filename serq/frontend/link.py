@@ -12,7 +12,6 @@ from ..errors import LinkError, SerqError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .holds import HoldFrame, HoldLinker
-from .names import RESERVED, reserved_message
 from .resolve import SESSION, Resolver, fold, whole
 from .serving import find_stages
 from .steps import constant_guard
@@ -33,9 +32,6 @@ def target_error(res: Resolver, name: str, pos: Pos) -> Optional[LinkError]:
     """Why `name` may not be assigned as a session attribute, if it may not."""
     if name in READ_ONLY:
         return res.err(READ_ONLY[name], pos)
-    if name in RESERVED:
-        return res.err(reserved_message(name, "a session attribute"), pos,
-                       "give the session attribute a name of its own")
     if name in res.constants:
         return res.err(f"`{name}` is both a `let` constant and a session attribute", pos)
     return None
@@ -98,8 +94,6 @@ class StatementLinker(HoldLinker):
         return ir.Set(s.name, self.expr(s.value), s.pos)
 
     def l_SObserve(self, s: S.SObserve) -> ir.Stmt:
-        # Observation names are never read in expressions, so a supplied name
-        # is accepted (as pyserq 0.1.3 does; Part 02 W-7 observes `last`).
         return ir.Observe(s.name, self.expr(s.value), is_test(s.value), s.pos)
 
     def l_STurn(self, s: S.STurn) -> ir.Stmt:

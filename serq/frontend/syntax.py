@@ -550,6 +550,7 @@ class DevResource:
     params: list[str]
     value: Expr
     pos: Pos
+    param_pos: list = field(default_factory=list)
 
 
 @dataclass
@@ -612,6 +613,7 @@ class QEntry:
     body: list
     pos: Pos
     parens: bool = False
+    src_pos: Optional[Pos] = None
 
 
 @dataclass
