@@ -16,7 +16,8 @@ INTRO = """\
 
 This page is generated from the parser of `serq-simpy` when the site is
 built: it lists every command and every option with its help line. The
-same text is printed by `serq-simpy COMMAND --help`.
+same text is printed by `serq-simpy COMMAND --help`; `python -m serq` is
+the same command as `serq-simpy`.
 
 Program inputs declared with `std/args` (`args.number("rate", 1)`) are
 given after a `--` that follows the options:
