@@ -284,6 +284,17 @@ class SessionCompiler:
     def _Drop(self, st: ir.Drop, scope: Scope, w: _Writer) -> None:
         w.emit(f"_drop(s, {self._pool(st.ref, scope, w)})")
 
+    def _Fork(self, st: ir.Fork, scope: Scope, w: _Writer) -> None:
+        """A leg: its body is a generator of its own, started beside the session."""
+        name = f"_leg{st.number}"
+        self.generator(name, st.body, scope, prologue=[], epilogue=["_leg_end(s)"])
+        w.emit(f"_fork(s, {name})")
+
+    def _Join(self, st: ir.Join, scope: Scope, w: _Writer) -> None:
+        pos = st.pos
+        where = f"{pos.line}:{pos.col}" if pos is not None else "?"
+        w.emit(f"if s.legs: yield _join(s, {where!r})")
+
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
         w.emit("_rq = _env._now")
         if self.tokens:
