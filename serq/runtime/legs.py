@@ -51,7 +51,7 @@ class Legs:
         g["_leg_end"] = self.leg_end
         g["_join"] = self.join
 
-    def fork(self, s: Any, body: Callable) -> None:
+    def fork(self, s: Any, body: Callable, at: str) -> None:
         """Start a leg of `s` running `body` (it becomes ready behind the
         sessions already ready at this instant)."""
         leg = copy.copy(s)
@@ -64,6 +64,7 @@ class Legs:
         leg.preempt_pos = {}
         leg.stuck = False
         leg.ended = False
+        leg.at = at
         sim = self.sim
         leg.rng = leg_stream(sim.seed, s.sid, s.forks, sim.scheme)
         s.forks += 1
@@ -107,8 +108,9 @@ class Legs:
         if s.legs:
             leg = s.legs[0]
             raise SimulationError(
-                f"session {s.sid} ends while a leg it forked runs ({where(leg)}): a "
-                "session waits for its legs with `join;` before it ends", self.env._now)
+                f"session {s.sid} ends while a leg it forked runs (the leg of the "
+                f"`fork` at {leg.at}, {where(leg)})", self.env._now,
+                help="write `join;` where the session waits for its legs, before it ends")
 
     def refused(self, s: Any) -> None:
         """A hold of `s` was refused: a refused leg ends its session (whose
@@ -145,7 +147,7 @@ class Legs:
             return
         waits: dict[Any, tuple[str, list[Any]]] = {}
         for s, at in self.joining.items():
-            waits[s] = (f"a `join` (line {at})", list(s.legs))
+            waits[s] = (f"the `join` at {at}", list(s.legs))
         for pool in self.sim.pool_list:
             holders = [f.session for f in pool.frames]
             holders += [lease.owner for lease in pool.leases if not lease.expires]
@@ -165,11 +167,14 @@ class Legs:
                     changed = True
         if not any(s in stuck for s in self.joining):
             return
-        order = sorted(stuck, key=lambda s: (s.sid, s.parent is not None))
+        order = sorted(stuck, key=lambda s: (s.parent is not None, s.sid))
         lines = [f"{party(s)} waits at {waits[s][0]}" for s in order]
         raise SimulationError(
-            "sessions and legs wait for each other, so none of them can go on: "
-            + "; ".join(lines), self.env._now)
+            "the run ends with sessions and legs that wait for each other: "
+            + "; ".join(lines), self.env._now,
+            help="a leg waits for units a lease holds until its session's copy while the "
+                 "session waits for the leg inside a hold another leg needs; a finite "
+                 "`lease`, larger pools, or the `join` before the hold breaks the cycle")
 
 
 def where(leg: Any) -> str:
@@ -177,5 +182,5 @@ def where(leg: Any) -> str:
     frame: Optional[Any] = leg.pending
     if frame is not None and getattr(frame, "pools", None):
         return f"waiting at `{frame.pools[0].label}`"
-    return "running"
+    return "still running"
 

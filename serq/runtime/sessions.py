@@ -14,7 +14,7 @@ from .. import ir
 
 RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
                   "preempt_pos", "stuck", "ended", "adm_seq", "tok", "parent", "legs", "forks",
-                  "join_ev")
+                  "join_ev", "at")
 
 
 def attribute_slots(program: ir.Program) -> dict[str, str]:
@@ -47,7 +47,8 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             "    self.parent = None",
             "    self.legs = []",
             "    self.forks = 0",
-            "    self.join_ev = None"]
+            "    self.join_ev = None",
+            "    self.at = None"]
     for slot in slots.values():
         if slot != "serial":
             body.append(f"    self.{slot} = 0.0")
