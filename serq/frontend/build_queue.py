@@ -113,12 +113,13 @@ class QueueBuilder:
     def i_PullDecl(self, o: Any) -> S.IPull:
         pos = self.pos(o)
         if o.policy in (None, ""):
-            raise self.error(f"`{o.reader} {o.kw} {o.source}` names how concurrent copies "
+            what = "reads" if o.kw == "pull" else "writes"
+            raise self.error(f"`{o.reader} {o.kw} {o.source}` names how concurrent {what} "
                              "divide the NICs: add `share maxmin` or `share bottleneck`",
                              pos)
         if o.kw == "push":  # `P push D`: the poster first, the reader second
             return S.IPull(o.source, o.reader, self.opt(o.latency), o.policy, pos,
-                           pos, kind="push", poster_pos=pos)
+                           pos, kind="push", reader_pos=self.pos(o, 2))
         return S.IPull(o.reader, o.source, self.opt(o.latency), o.policy, pos,
                        self.pos(o, 2))
 

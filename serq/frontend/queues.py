@@ -245,7 +245,7 @@ class QueueDecls:
         reader, source = self.queues[r.reader], self.queues[r.source]
         if r.reader == r.source:
             raise self.err(f"`{r.reader}` pulls from itself" if r.kind == "pull" else
-                           f"`{r.source}` pushes to itself", r.pos,
+                           f"`{r.source}` pushes to itself", r.reader_pos or r.pos,
                            "a relation names a reader and another queue")
         for q in (source, reader):
             if q.decl.nic is None:
@@ -264,7 +264,8 @@ class QueueDecls:
                         other.latency is not None:
                     raise self.err(f"`{r.source}` waits before the copies of another "
                                    f"relation already (`{other.text}`): a queue posts the "
-                                   "copies of one relation with a `latency`", r.pos)
+                                   "copies of one relation with a `latency`",
+                                   r.latency.pos)
         if self.pulls and self.pulls[0].policy != r.policy:
             raise self.err(f"the relations name two `share` policies "
                            f"(`{self.pulls[0].policy}`, `{r.policy}`): the program has one",

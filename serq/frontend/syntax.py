@@ -662,7 +662,7 @@ class IPull:
     pos: Pos
     source_pos: Pos
     kind: str = "pull"
-    poster_pos: Optional[Pos] = None
+    reader_pos: Optional[Pos] = None   # `P push D`: where `D` is written
 
     @property
     def text(self) -> str:
