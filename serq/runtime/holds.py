@@ -413,7 +413,9 @@ class HoldManager:
             return None
         candidates = list(pool.frames)
         if pool.memory_of:
+            # engine residents, in the engine's admission order (Part 03 §7.3)
             candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
+            candidates.sort(key=lambda f: f.session.proc._target.adm)
         if not candidates:
             return None
         return pool.preempt_victim(candidates)
