@@ -437,3 +437,34 @@ def test_push_example_with_draws_against_reference_streams(concurrent):
     ref = run_reference(None, "0.1.3", path=PUSH, **kw)
     mine = to_dict(serq.run(load(PUSH, **kw), scheme="0.1.3"))
     assert compare_reports(mine, ref, ignore=IGNORE) == []
+
+
+# ------------------------------------------------------------- the agent example
+
+TOOLS = os.path.join(HERE, "..", "examples", "multi-turn", "parallel_tools.sq")
+
+
+@pytest.mark.parametrize("parallel, expected", [(1, 1.5 + 4.0 - 1 / (1 / 1.5 + 1 / 4.0)),
+                                                (0, 1.5 + 4.0)])
+def test_parallel_tools_wait_for_the_slower_call(parallel, expected):
+    """parallel_tools.sq: the tool wait is the max of two exponentials
+    (means 1.5 and 4: 4.409) with the fork, their sum (5.5) without, within
+    the run's 95 % interval (seed 1, horizon 5000); the tool rounds per
+    session are geometric, p / (1 - p) = 2.333 for p = 0.7."""
+    rep = to_dict(serq.run(load(TOOLS, sets={"parallel": parallel})))
+    tools, rounds = rep["observes"]["tools"], rep["observes"]["rounds"]
+    assert tools["count"] > 2000
+    assert abs(tools["mean"] - expected) <= tools["ci"]
+    assert abs(rounds["mean"] - 0.7 / 0.3) <= rounds["ci"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("parallel", [1, 0])
+def test_parallel_tools_against_reference(parallel):
+    """parallel_tools.sq under the 0.1.3 derivation equals pyserq 0.1.3."""
+    if not available("0.1.3"):
+        pytest.skip("pyserq 0.1.3 is not available")
+    kw = dict(horizon=1500, warmup=100, sets={"parallel": parallel})
+    ref = run_reference(None, "0.1.3", path=TOOLS, **kw)
+    mine = to_dict(serq.run(load(TOOLS, **kw), scheme="0.1.3"))
+    assert compare_reports(mine, ref) == []
