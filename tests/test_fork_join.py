@@ -339,6 +339,26 @@ def test_legs_that_wait_for_each_other_fail_the_run_at_once():
     assert info.value.time == 8.0
 
 
+def test_a_deadlock_under_open_arrivals_stops_the_run_when_it_forms():
+    """The crossing under a renewal stream (a session every 10 s; session 0
+    waits 10.5 s first, so it crosses session 1): the cycle forms at t = 28
+    (session 1's prefill ends and leases P.kv) and every later request
+    queues behind it. The run stops there, not at its horizon of 1e9 s
+    (pyserq 0.1.3 reports the same cycle at its horizon)."""
+    src = (CROSSING.replace("LEASE", "inf").replace("HORIZON", "1e9")
+           .replace("arrive batch(2);", "arrive renewal(10);")
+           .replace("serial == 0 ? 0.5 : 0", "serial == 0 ? 10.5 : 0"))
+    prog = load(source=src)
+    t0 = time.perf_counter()
+    with pytest.raises(SimulationError) as info:
+        serq.run(prog)
+    assert time.perf_counter() - t0 < 1.0
+    assert info.value.time == 28.0
+    msg = info.value.message
+    assert "session 0 waits at the `join` at 20:39" in msg
+    assert "session 1 waits at `D.kv`" in msg and "a leg of session 0 waits at `P.kv`" in msg
+
+
 @pytest.mark.oracle
 def test_crossing_legs_fail_in_the_reference_too():
     if not available("0.1.3"):

@@ -12,7 +12,9 @@ the session forked so far has ended.
 
 Run-time errors: a session that ends while a leg runs, and sessions and
 legs that wait only for each other with one of them at a `join` (checked
-when the run stops: the calendar is empty or the horizon is reached).
+once an instant has settled with at most two calendar entries left, such
+as the next arrival, and when the run stops), so a deadlocked program ends
+at once instead of at its horizon.
 """
 from __future__ import annotations
 

@@ -493,6 +493,7 @@ class Simulation:
         check = self.check_invariants
         steps = self.step_list
         instant = self.instant
+        legs = self.legs
         simple = (not gauges and self.limit is None and progress is None and holds is None
                   and not check and not steps)
         if not simple:
@@ -547,6 +548,9 @@ class Simulation:
                         instant.mark(st)
             if instant.dirty and (not q or q[0][0] != t):
                 instant.settled()
+            if legs is not None and len(q) <= 2 and legs.joining and (
+                    not q or q[0][0] != env._now):
+                legs.check_deadlock()  # little left to happen: a cycle ends the run now
             if check:
                 for pool in self.pool_list:
                     pool.check()
