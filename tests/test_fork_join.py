@@ -221,6 +221,20 @@ def test_leg_streams_follow_part07_with_kind_3():
     assert samples(rep, "m1") == [0.5313539289084942, 0.8343270334681799]
 
 
+TURNS = """fn main() {
+stage svc : delay;
+workload { arrive batch(1); session { turn; turn; end; } }
+server { fork { observe l = ~uniform(0, 1); } run svc (cost(svc, 1)); join; }
+}
+"""
+
+
+def test_leg_numbers_run_on_across_turns():
+    # pyserq 0.1.5, seed 1: the leg of the second turn is the session's
+    # second fork (derive(1, 0, 1, 3)), not the first again
+    assert samples(run(TURNS), "l") == [0.5348466644357994, 0.5313539289084942]
+
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("version", ["0.1.4", "0.1.5"])
 def test_leg_streams_against_reference(version):
