@@ -502,3 +502,14 @@ def test_parallel_tools_against_reference(parallel):
     ref = run_reference(None, "0.1.3", path=TOOLS, **kw)
     mine = to_dict(serq.run(load(TOOLS, **kw), scheme="0.1.3"))
     assert compare_reports(mine, ref) == []
+
+
+def test_push_example_keeps_the_pool_invariants():
+    """The invariant checker (which also turns the engines' bursts off)
+    finds nothing in the push example, and the report is the same."""
+    from serq.runtime.simulation import Simulation
+    prog = load(PUSH, horizon=200, warmup=20)
+    checked = to_dict(Simulation(prog, check_invariants=True).run())
+    plain = to_dict(serq.run(load(PUSH, horizon=200, warmup=20)))
+    checked.pop("events"), plain.pop("events")
+    assert checked == plain
