@@ -150,7 +150,7 @@ def count_blocks(program: ir.Program) -> int:
     for s in ir_stmts(code):
         if isinstance(s, ir.If):
             n += 1 + bool(s.other)
-        elif isinstance(s, (ir.Loop, ir.While, ir.Hold)):
+        elif isinstance(s, (ir.Loop, ir.While, ir.Hold, ir.Fork)):
             n += 1
     return n
 

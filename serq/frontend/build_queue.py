@@ -116,15 +116,14 @@ class QueueBuilder:
 
     def i_PullDecl(self, o: Any) -> S.IPull:
         pos = self.pos(o)
-        if o.kw == "push":
-            raise self.error("the push relation (`P push D …`) is not part of this "
-                             "language", self.pos(o, 1),
-                             "let the reader start the copy: `D pull P latency x share "
-                             "maxmin;`, or write the copy with `transfer on …`")
         if o.policy in (None, ""):
-            raise self.error(f"`{o.reader} pull {o.source}` names how concurrent reads "
+            what = "reads" if o.kw == "pull" else "writes"
+            raise self.error(f"`{o.reader} {o.kw} {o.source}` names how concurrent {what} "
                              "divide the NICs: add `share maxmin` or `share bottleneck`",
                              pos)
+        if o.kw == "push":  # `P push D`: the poster first, the reader second
+            return S.IPull(o.source, o.reader, self.opt(o.latency), o.policy, pos,
+                           pos, kind="push", reader_pos=self.pos(o, 2))
         return S.IPull(o.reader, o.source, self.opt(o.latency), o.policy, pos,
                        self.pos(o, 2))
 

@@ -153,6 +153,12 @@ class Rewriter:
     def s_SLoop(self, s: S.SLoop, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
 
+    def s_SFork(self, s: S.SFork, ctx: Context, where: str) -> list:
+        return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
+
+    def s_SJoin(self, s: S.SJoin, ctx: Context, where: str) -> list:
+        return [s]
+
     def s_SWhile(self, s: S.SWhile, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, guard=self.expr(s.guard, ctx),
                                     body=self.block(s.body, ctx, where))]

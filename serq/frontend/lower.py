@@ -166,10 +166,12 @@ class Lowerer:
     # ----------------------------------------------------------------- code
     def code(self) -> None:
         linker = StatementLinker(self.res, leased_pools(self.shaped.session))
+        linker.preemptible = {p.name for p in self.program.pools if p.preempt != "none"}
         self.program.workload.init = linker.block(self.shaped.init)
         self.program.workload.turn = linker.block(self.shaped.turn)
         if self.shaped.session is not None:
             self.program.session = linker.block(self.shaped.session)
+        linker.check_legs()
         self.program.has_requests = self.shaped.shape in ("R", "T")
         self.share(linker)
 
