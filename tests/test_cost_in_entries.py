@@ -80,6 +80,7 @@ PD_CASES = [
     # (example, settings, an observation that must have samples)
     ("llmd_nixl_pull", dict(horizon=80, warmup=10), "lease"),
     ("vllm_nixl_push", dict(horizon=200, warmup=20), "parked"),
+    ("vllm_nixl_push_transfer", dict(horizon=200, warmup=20), "parked"),
     ("pd_tandem", dict(horizon=200, warmup=20), "latency"),
     ("pd_open", dict(horizon=200, warmup=20, sets={"Lambda": 0.5}), "latency"),
 ]
