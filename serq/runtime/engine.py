@@ -83,7 +83,7 @@ class StepStage(Burst, Stage):
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
         self.others: list[StepStage] = []  # the program's other engines
-        self.repeatable = False  # `_repeat_decodes` may plan for `attempt`
+        self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
         self.iterations = 0
