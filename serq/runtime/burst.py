@@ -39,6 +39,14 @@ STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
 STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
 
 
+def _grows_plainly(pool: Pool) -> bool:
+    """Whether a growth on `pool` is the built-in fit rule (no reservations
+    held against it) and eviction without spill: `_closed` may then grow a
+    hold itself when the block fits."""
+    return (type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
+            and not pool.spec.reserve_held and pool.spec.spill is None)
+
+
 def _sum(x0: float, terms: np.ndarray) -> float:
     """`x0` plus the terms, added left to right (as a loop of `+=`)."""
     if not len(terms):
@@ -168,14 +176,27 @@ class Burst:
         instant.closed = True
 
     # -- closed runs of iterations -----------------------------------------------------------
-    def _plan_closed(self, b: float, c: float, totals: tuple) -> Optional[tuple]:
-        """The iteration `attempt` would plan when it grows no hold, admits
-        nobody and asks no policy: (assign, tokens, decoders, prefilled,
-        attention), or None when that is not so (a resident stalls or needs
-        growth, or nothing is scheduled). The same decisions, in the same
-        order, as `serve_pass`/`serve_one` and `_serve_in_order`."""
+    def _plan_closed(self) -> Optional[tuple]:
+        """The iteration `attempt` would plan now, when it admits nobody,
+        preempts nobody and asks no policy: (assign, tokens, decoders,
+        prefilled, attention), or None when that is not so (a resident
+        stalls, a hold needs a block its pool cannot give without preempting,
+        or nothing is scheduled) -- then nothing has changed. The same
+        decisions, in the same order, as `_budget_chunk`, `serve_pass`,
+        `serve_one`, `_serve_in_order` and `engine_grow`; the blocks are
+        allocated (`_allocate`, which may evict) once the plan is known to
+        hold, in the order the general path allocates them."""
         spec = self.spec
         res = self.residents
+        R = self.registers
+        totals = self.totals() if spec.pre_totals or spec.serve_totals else ZERO4
+        fixed = spec.fixed
+        if fixed is not None:
+            b, c = fixed
+        else:
+            pre = totals if spec.pre_totals else ZERO4
+            b = spec.budget(*pre, R)
+            c = spec.chunk(*pre, R)
         keys = spec.keys
         only = spec.only
         if keys is None:
@@ -187,6 +208,7 @@ class Burst:
         left = b
         tokens = prefilled = attention = 0.0
         assign = []
+        growths = None
         dec = 0
         for job in order:
             if left <= 0:
@@ -196,31 +218,51 @@ class Burst:
             if only is not None and only(*self._serve_ctx(job)) == 0:
                 continue
             rem = job.remaining
-            if job.mode == "decode":
+            decoding = job.mode == "decode"
+            if decoding:
                 t = 1.0 if rem >= 1.0 else rem
-                dec += 1
             else:
                 t = c if 0 < c < rem else rem
             if t > left:
                 t = left
             if t <= 0:
-                if job.mode == "decode":
-                    dec -= 1
                 continue
             k = 0.0
             if job.growing is not None and job.session is not None:
                 frame = job.frame
-                if frame is None or frame.pos[job.fk] + t - frame.alloc[job.fk] > TOL:
-                    return None  # `attempt` grows it
-                k = frame.pos[job.fk]
+                if frame is None:
+                    return None  # `attempt` finds its hold
+                fk = job.fk
+                k = frame.pos[fk]
+                a = frame.alloc[fk]
+                d = k + t - a
+                if d > TOL:  # as `engine_grow`: a block now, if it fits
+                    pool = job.growing
+                    if not _grows_plainly(pool):
+                        return None
+                    need = pool.ru(a + d) - a
+                    if growths is None:
+                        growths = []
+                        used = {}
+                    u = used.get(pool, pool.used)
+                    if not u + need <= pool.cap + TOL:
+                        return None  # it would preempt or stall: `attempt`
+                    used[pool] = u + need
+                    growths.append((frame, fk, pool, need))
+            if decoding:
+                dec += 1
             assign.append((job, t, k))
             left -= t
             tokens += t
-            if job.mode == "prefill":
+            if not decoding:
                 prefilled += t
                 attention += t * (k + t / 2.0)
         if not assign:
             return None
+        if growths is not None:
+            allocate = self.sim.holds._allocate
+            for frame, fk, pool, need in growths:
+                allocate(frame, fk, pool, need)
         return assign, tokens, dec, prefilled, attention
 
     def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,
@@ -246,6 +288,10 @@ class Burst:
         M = int(min(span / cost, STRETCH_MAX)) + 2
         for job, t, _k in assign:
             n_left = (job.remaining - EPS) / t + 2
+            if n_left < M:
+                M = int(n_left)
+        for frame, fk, t in grows:
+            n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t + 2
             if n_left < M:
                 M = int(n_left)
         if M < STRETCH_MIN:
@@ -305,39 +351,27 @@ class Burst:
         """Start the iteration `attempt` would start, and run the following
         ones inline while nothing but this engine moves: the residents, their
         remaining tokens and allocations and the budget (which reads only the
-        residents' totals, constant here) fix every iteration until one
-        finishes a run, needs a block, or ends at or after the next calendar
-        entry (or past the horizon). Each inline iteration does what
-        `_launch` and `_finish` do, in their order, with the plan, the totals
-        and the pools read once (again only when the serve order reads what
-        an iteration changes, or a prefill's position moves its attention).
+        residents' totals) fix every iteration until one finishes a run,
+        needs a block, or ends at or after the next calendar entry (or past
+        the horizon). Each inline iteration does what `_launch` and
+        `_finish` do, in their order, with the plan, the totals and the
+        cost read once (the plan again when a block is allocated or a run's
+        tokens change, or every iteration when the serve order reads what an
+        iteration changes; the cost every iteration when it may change).
 
         Returns True when it started an iteration that it does not end (its
         end is a calendar entry or `_burst`'s inline end); False when the
         caller attempts next (the stage is as `_finish` leaves it)."""
+        if not self.closed_ok or not self.residents or self.queue_waiting():
+            return False
         spec = self.spec
-        res = self.residents
-        if not self.closed_ok or not res or self.queue_waiting():
-            return False
-        totals = self.totals() if spec.pre_totals or spec.serve_totals else ZERO4
-        R = self.registers
-        fixed = spec.fixed
-        if fixed is not None:
-            b, c = fixed
-        else:
-            pre = totals if spec.pre_totals else ZERO4
-            b = spec.budget(*pre, R)
-            c = spec.chunk(*pre, R)
-        planned = self._plan_closed(b, c, totals)
-        if planned is None:
-            return False
-        assign, tokens, dec, prefilled, attention = planned
         env = self.env
         q = env._queue
         sim = self.sim
         horizon = sim.horizon
         warmup = self.warmup
-        cost_fn = self.spec.cost
+        cost_fn = spec.cost
+        R = self.registers
         decode = sim.tokens.decode
         cls_time = self.cls_time
         gauges = bool(sim.gauges)
@@ -345,6 +379,10 @@ class Burst:
         now = env._now
         self._advance(now)  # as `_launch` does first
         while True:
+            planned = self._plan_closed()
+            if planned is None:
+                return False
+            assign, tokens, dec, prefilled, attention = planned
             r, _d, kvd, kvp = self.totals([a[0] for a in assign])
             fdec = float(dec)
             cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
@@ -354,11 +392,23 @@ class Burst:
                       if job.mode == "prefill" and job.growing is not None
                       and job.session is not None]
             finishing = False
+            room = STRETCH_MAX  # iterations until a run's tokens change (about)
             for job, t, _k in assign:
                 if job.remaining - t <= EPS:
                     finishing = True
+                n_left = (job.remaining - EPS) / t
+                if n_left < room:
+                    room = n_left
+            for frame, fk, t in grows:
+                n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
+                if n_left < room:
+                    room = n_left
+            pairs = [(job, t) for job, t, _k in assign]
+            sessions = [job.session for job, _t, _k in assign
+                        if job.mode == "decode" and job.session is not None]
             in_flight = (assign, None)
-            steady = spec.cost_steady and not moving and not gauges
+            steady = spec.cost_steady and not moving
+            stretch = steady and not varies and not gauges and room >= STRETCH_MIN
             cost = None
             while True:
                 if cost is None or not steady:
@@ -371,61 +421,65 @@ class Burst:
                     self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
                                  None, cost)
                     return True
-                if steady and not varies:
-                    m = self._stretch(assign, grows, tokens, dec, cls, cost)
-                    if m:
-                        now = env._now
-                        for job, t, _k in assign:
-                            if job.remaining - t <= EPS:
-                                finishing = True
-                        if finishing:
-                            break
-                        for frame, fk, t in grows:
-                            if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                                return False
-                        continue
-                # `_launch` at `now`
-                self._advance(now)
-                self.iterations += 1
-                for frame, fk, t in grows:
-                    frame.pos[fk] += t
-                    frame.grown = True
-                if dec and now >= warmup:
-                    self.batch_count += 1
-                    self.batch_decodes += dec
-                    self.batch_time += cost
-                self.served_tokens += tokens
-                # `_finish` at `end`
-                sim.events += 1
-                if gauges and end != now:
-                    self.running = in_flight  # the gauges see the iteration running
-                    self.cur_cls = cls
-                    self.cur_decodes = dec
-                    sim.record_gauges(now)
-                    self.running = None
-                    self.cur_cls = -1
-                    self.cur_decodes = 0
-                dt = end - now
-                if dt:
-                    if self.n:
-                        self.int_n += self.n * dt
-                        self.int_busy += dt
-                    cls_time[cls] += dt
-                    self.int_decodes += dec * dt
-                    self.t_last = end
-                env._now = now = end
-                for job, t, _k in assign:
-                    rem = job.remaining = job.remaining - t
-                    if job.mode == "decode" and job.session is not None:
-                        decode(job.session, self, end)
-                    if rem - t <= EPS:
-                        finishing = True  # its tokens may change: plan afresh
-                if finishing or varies:
+                m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
+                if m:
+                    now = env._now
+                    room -= m
+                    stretch = room >= STRETCH_MIN
+                else:
+                    # `_launch` at `now`
+                    self.iterations += 1
+                    for frame, fk, t in grows:
+                        frame.pos[fk] += t
+                        frame.grown = True
+                    if dec and now >= warmup:
+                        self.batch_count += 1
+                        self.batch_decodes += dec
+                        self.batch_time += cost
+                    self.served_tokens += tokens
+                    # `_finish` at `end`
+                    sim.events += 1
+                    if gauges and end != now:
+                        self.running = in_flight  # the gauges see the iteration running
+                        self.cur_cls = cls
+                        self.cur_decodes = dec
+                        sim.record_gauges(now)
+                        self.running = None
+                        self.cur_cls = -1
+                        self.cur_decodes = 0
+                    dt = end - now
+                    if dt:
+                        if self.n:
+                            self.int_n += self.n * dt
+                            self.int_busy += dt
+                        cls_time[cls] += dt
+                        self.int_decodes += dec * dt
+                        self.t_last = end
+                    env._now = now = end
+                    for job, t in pairs:
+                        rem = job.remaining = job.remaining - t
+                        if rem - t <= EPS:
+                            finishing = True
+                    for s in sessions:
+                        decode(s, self, end)
+                    if finishing:
+                        break
+                # the next iteration: the same plan unless a run's tokens change
+                # (it finishes), a hold needs a block, or the order may change
+                if varies:
                     break
-                # otherwise every resident gets the same tokens again
+                if m:
+                    for job, t in pairs:
+                        if job.remaining - t <= EPS:
+                            finishing = True
+                    if finishing:
+                        break
+                grown = False
                 for frame, fk, t in grows:
                     if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                        return False  # `attempt` grows the hold
+                        grown = True
+                if grown:
+                    break
                 if moving:
                     attention = 0.0
                     for job, t, k in assign:
@@ -433,7 +487,3 @@ class Burst:
                             if job.growing is not None and job.session is not None:
                                 k = job.frame.pos[job.fk]
                             attention += t * (k + t / 2.0)
-            planned = self._plan_closed(b, c, totals)
-            if planned is None:
-                return False
-            assign, tokens, dec, prefilled, attention = planned
