@@ -46,15 +46,25 @@ class StepSpec:
 
 
 #: IR nodes whose value may change between two iterations of a quiet engine
-#: (or draw): an expression without them, over the residents' totals and
-#: the registers, has the same value at every iteration of a closed run.
-_MOVING = (ir.Now, ir.Observable, ir.ObsAggregate, ir.Draw)
+#: (or draw): an expression without them, over the residents' totals, the
+#: registers and the observables of `_STEADY_OBS`, has the same value at
+#: every iteration of a closed run that allocates nothing (`burst.py`).
+_MOVING = (ir.Now, ir.ObsAggregate, ir.Draw)
+#: Observables that only admissions, releases, growth, other stages' events
+#: or this engine's plan (not its iterations' progress) change; `busy` of
+#: the engine itself is 0 while it plans and evaluates the cost.
+_STEADY_OBS = frozenset({"queue", "busy", "used", "free", "cachedin", "holders", "queued"})
 
 
 def _steady(node: Any, moving: tuple[str, ...] = ()) -> bool:
-    """Whether an IR subtree reads none of `_MOVING` nor the context variables `moving`."""
-    return not any(isinstance(n, _MOVING) or (isinstance(n, ir.Ctx) and n.name in moving)
-                   for n in ir.walk(node))
+    """Whether an IR subtree reads none of `_MOVING`, no other observable
+    and none of the context variables `moving`."""
+    for n in ir.walk(node):
+        if isinstance(n, _MOVING) or (isinstance(n, ir.Ctx) and n.name in moving):
+            return False
+        if isinstance(n, ir.Observable) and n.fn not in _STEADY_OBS:
+            return False
+    return True
 
 
 def _reads(node: Any, names: set[str]) -> bool:
