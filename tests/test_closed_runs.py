@@ -124,3 +124,11 @@ def test_cumulative_sums_add_left_to_right():
             u -= v
         assert burst_mod._sum(x0, np.array(steps)) == t
         assert np.subtract.accumulate(np.array([x0] + steps))[-1] == u
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24, 224))
+def test_more_random_engine_programs(seed):
+    prog = serq.load(source=program(seed))
+    fast, slow, _sim = _both(prog)
+    assert fast == slow

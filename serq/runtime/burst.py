@@ -12,10 +12,25 @@ for event:
   and, when the model is quiet, settles the engine itself (`_burst`);
 * an iteration whose end comes strictly before the next calendar entry (and
   within the horizon) is not put on the calendar: `_burst` ends it inline;
-* when every resident decodes and the in-order body would give each one
-  token that fits its allocation, `_repeat_decodes` plans that iteration
-  without a `Plan`, and `_replay` runs whole iterations of that steady batch
-  (start and end) while none of them finishes a run or needs growth.
+* `_closed` plans the default body itself (every built-in serve order,
+  `only`, budgets and chunks over the residents' totals, the registers and
+  the pools) while nobody can be admitted, and runs the iterations that
+  follow inline while their plan cannot change: the residents, their
+  remaining tokens and allocations fix each iteration's tokens and cost
+  until a run finishes, a hold needs a block (allocated in the plan when it
+  fits, evicting as the general path does; otherwise `attempt` grows it,
+  preempting or stalling), or an iteration would end at or after the next
+  calendar entry; long stretches of one plan with a fixed cost are applied
+  at once (`_stretch`: NumPy cumulative sums, which add left to right as
+  the loop does, and a search for the stop);
+* a pool queue whose head cannot enter (the built-in FIFO choice and fit
+  rule, a demand of constants and attributes) does not stop a burst: the
+  pool pass the loop would run finds nothing to do, and keeps finding
+  nothing while only the engine moves (`_pass_idle`).
+
+A policy that overrides a decision of the engine, claims over iterations,
+an iteration body, `serve exclusive prefill`, `granule` and a budget that
+draws or reads the clock keep the general path (`attempt`).
 
 When the clock moves inside a burst, the gauges record the settled values
 of the instant it leaves, as the event loop does. The event loop turns
@@ -25,13 +40,15 @@ from __future__ import annotations
 
 import math
 from heapq import heappop
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import numpy as np
 from simpy.events import Event
 
 from .holds import TOL
 from .pools import Pool
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EPS = 1e-9
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
@@ -47,8 +64,9 @@ def _grows_plainly(pool: Pool) -> bool:
             and not pool.spec.reserve_held and pool.spec.spill is None)
 
 
-def _sum(x0: float, terms: np.ndarray) -> float:
+def _sum(x0: float, terms: "np.ndarray") -> float:
     """`x0` plus the terms, added left to right (as a loop of `+=`)."""
+    import numpy as np
     if not len(terms):
         return x0
     acc = np.empty(len(terms) + 1)
@@ -179,7 +197,7 @@ class Burst:
     def _plan_closed(self) -> Optional[tuple]:
         """The iteration `attempt` would plan now, when it admits nobody,
         preempts nobody and asks no policy: (assign, tokens, decoders,
-        prefilled, attention), or None when that is not so (a resident
+        prefilled, attention, grown), or None when that is not so (a resident
         stalls, a hold needs a block its pool cannot give without preempting,
         or nothing is scheduled) -- then nothing has changed. The same
         decisions, in the same order, as `_budget_chunk`, `serve_pass`,
@@ -263,7 +281,7 @@ class Burst:
             allocate = self.sim.holds._allocate
             for frame, fk, pool, need in growths:
                 allocate(frame, fk, pool, need)
-        return assign, tokens, dec, prefilled, attention
+        return assign, tokens, dec, prefilled, attention, growths is not None
 
     def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,
                  cost: float) -> int:
@@ -277,7 +295,8 @@ class Burst:
         many (0: too few to be worth it; the caller runs them one by one).
 
         The first iteration is known to be inline (its end is before the
-        next entry, no run finishes in it, the plan grew nothing)."""
+        next entry, no run finishes in it, its blocks are allocated)."""
+        import numpy as np  # (only long stretches need it; loaded once)
         env = self.env
         now = env._now
         q = env._queue
@@ -338,12 +357,10 @@ class Burst:
             frame.pos[fk] = float(pos[m, i])
             frame.grown = True
         if dec:
-            decode = sim.tokens.decode
             sessions = [job.session for job, _t, _k in assign
                         if job.mode == "decode" and job.session is not None]
-            for t in tail[:m].tolist():
-                for s in sessions:
-                    decode(s, self, t)
+            if sessions:
+                sim.tokens.decode_run(sessions, self, tail[:m].tolist())
         env._now = end
         return m
 
@@ -372,7 +389,7 @@ class Burst:
         warmup = self.warmup
         cost_fn = spec.cost
         R = self.registers
-        decode = sim.tokens.decode
+        decode_run = sim.tokens.decode_run
         cls_time = self.cls_time
         gauges = bool(sim.gauges)
         varies = spec.serve_varies
@@ -382,7 +399,9 @@ class Burst:
             planned = self._plan_closed()
             if planned is None:
                 return False
-            assign, tokens, dec, prefilled, attention = planned
+            assign, tokens, dec, prefilled, attention, grown = planned
+            # blocks allocated now change the totals the next budget reads
+            again = grown and spec.grow_moves
             r, _d, kvd, kvp = self.totals([a[0] for a in assign])
             fdec = float(dec)
             cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
@@ -408,82 +427,91 @@ class Burst:
                         if job.mode == "decode" and job.session is not None]
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
-            stretch = steady and not varies and not gauges and room >= STRETCH_MIN
+            stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
             cost = None
-            while True:
-                if cost is None or not steady:
-                    cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
-                    if not cost > 0.0:
-                        cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
-                end = now + cost
-                if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
-                    self.last_void = False
-                    self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                 None, cost)
-                    return True
-                m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
-                if m:
-                    now = env._now
-                    room -= m
-                    stretch = room >= STRETCH_MIN
-                else:
-                    # `_launch` at `now`
-                    self.iterations += 1
+            times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
+            try:
+                while True:
+                    if cost is None or not steady:
+                        cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
+                        if not cost > 0.0:
+                            cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+                    end = now + cost
+                    if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
+                        self.last_void = False
+                        self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                     None, cost)
+                        return True
+                    if stretch and times:
+                        decode_run(sessions, self, times)
+                        times = []
+                    m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
+                    if m:
+                        now = env._now
+                        room -= m
+                        stretch = room >= STRETCH_MIN
+                    else:
+                        # `_launch` at `now`
+                        self.iterations += 1
+                        for frame, fk, t in grows:
+                            frame.pos[fk] += t
+                            frame.grown = True
+                        if dec and now >= warmup:
+                            self.batch_count += 1
+                            self.batch_decodes += dec
+                            self.batch_time += cost
+                        self.served_tokens += tokens
+                        # `_finish` at `end`
+                        sim.events += 1
+                        if gauges and end != now:
+                            self.running = in_flight  # the gauges see the iteration running
+                            self.cur_cls = cls
+                            self.cur_decodes = dec
+                            sim.record_gauges(now)
+                            self.running = None
+                            self.cur_cls = -1
+                            self.cur_decodes = 0
+                        dt = end - now
+                        if dt:
+                            if self.n:
+                                self.int_n += self.n * dt
+                                self.int_busy += dt
+                            cls_time[cls] += dt
+                            self.int_decodes += dec * dt
+                            self.t_last = end
+                        env._now = now = end
+                        for job, t in pairs:
+                            rem = job.remaining = job.remaining - t
+                            if rem - t <= EPS:
+                                finishing = True
+                        if sessions:
+                            times.append(end)
+                        if finishing:
+                            break
+                    # the next iteration: the same plan unless a run's tokens change
+                    # (it finishes), a hold needs a block, the order may change, or
+                    # the budget reads what this plan's growth changed
+                    if varies or again:
+                        break
+                    if m:
+                        for job, t in pairs:
+                            if job.remaining - t <= EPS:
+                                finishing = True
+                        if finishing:
+                            break
+                    grown = False
                     for frame, fk, t in grows:
-                        frame.pos[fk] += t
-                        frame.grown = True
-                    if dec and now >= warmup:
-                        self.batch_count += 1
-                        self.batch_decodes += dec
-                        self.batch_time += cost
-                    self.served_tokens += tokens
-                    # `_finish` at `end`
-                    sim.events += 1
-                    if gauges and end != now:
-                        self.running = in_flight  # the gauges see the iteration running
-                        self.cur_cls = cls
-                        self.cur_decodes = dec
-                        sim.record_gauges(now)
-                        self.running = None
-                        self.cur_cls = -1
-                        self.cur_decodes = 0
-                    dt = end - now
-                    if dt:
-                        if self.n:
-                            self.int_n += self.n * dt
-                            self.int_busy += dt
-                        cls_time[cls] += dt
-                        self.int_decodes += dec * dt
-                        self.t_last = end
-                    env._now = now = end
-                    for job, t in pairs:
-                        rem = job.remaining = job.remaining - t
-                        if rem - t <= EPS:
-                            finishing = True
-                    for s in sessions:
-                        decode(s, self, end)
-                    if finishing:
+                        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+                            grown = True
+                    if grown:
                         break
-                # the next iteration: the same plan unless a run's tokens change
-                # (it finishes), a hold needs a block, or the order may change
-                if varies:
-                    break
-                if m:
-                    for job, t in pairs:
-                        if job.remaining - t <= EPS:
-                            finishing = True
-                    if finishing:
-                        break
-                grown = False
-                for frame, fk, t in grows:
-                    if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                        grown = True
-                if grown:
-                    break
-                if moving:
-                    attention = 0.0
-                    for job, t, k in assign:
-                        if job.mode == "prefill":
-                            if job.growing is not None and job.session is not None:
-                                k = job.frame.pos[job.fk]
-                            attention += t * (k + t / 2.0)
+                    if moving:
+                        attention = 0.0
+                        for job, t, k in assign:
+                            if job.mode == "prefill":
+                                if job.growing is not None and job.session is not None:
+                                    k = job.frame.pos[job.fk]
+                                attention += t * (k + t / 2.0)
+            finally:
+                if times:  # the tokens of the iterations run one by one
+                    decode_run(sessions, self, times)

@@ -43,6 +43,7 @@ class StepSpec:
     closed: bool = False  # default body, no granule; budget and chunk read only context and numbers
     serve_varies: bool = False  # keys or `only` read what an iteration changes (remaining, now, …)
     cost_steady: bool = False  # the cost neither draws nor reads the clock or the model's state
+    grow_moves: bool = True  # budget, chunk, keys or `only` read totals or pools (growth changes them)
 
 
 #: IR nodes whose value may change between two iterations of a quiet engine
@@ -126,7 +127,10 @@ class StepCompiler:
                         serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)),
                         keys=keys, only=only, closed=closed,
                         serve_varies=not _steady([step.keys, step.only], ("remaining",)),
-                        cost_steady=_steady(step.cost))
+                        cost_steady=_steady(step.cost),
+                        grow_moves=_reads([step.budget, step.chunk, step.keys, step.only], set(BUDGET))
+                        or any(isinstance(n, ir.Observable) for n in
+                               ir.walk([step.budget, step.chunk, step.keys, step.only])))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]
