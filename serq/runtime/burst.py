@@ -56,6 +56,17 @@ STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
 STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
 
 
+def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
+    """A resident's tokens in an iteration with `left` budget left (§7 step
+    3): one for a decode, up to `chunk` (when positive) for a prefill,
+    never more than it has left to do."""
+    if decoding:
+        t = 1.0 if rem >= 1.0 else rem
+    else:
+        t = chunk if 0 < chunk < rem else rem
+    return left if t > left else t
+
+
 def _grows_plainly(pool: Pool) -> bool:
     """Whether a growth on `pool` is the built-in fit rule (no reservations
     held against it) and eviction without spill: `_closed` may then grow a
@@ -235,14 +246,8 @@ class Burst:
                 return None
             if only is not None and only(*self._serve_ctx(job)) == 0:
                 continue
-            rem = job.remaining
             decoding = job.mode == "decode"
-            if decoding:
-                t = 1.0 if rem >= 1.0 else rem
-            else:
-                t = c if 0 < c < rem else rem
-            if t > left:
-                t = left
+            t = share(job.remaining, decoding, c, left)
             if t <= 0:
                 continue
             k = 0.0

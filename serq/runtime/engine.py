@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
-from .burst import Burst
+from .burst import Burst, share
 from .holds import TOL
 from .stages import Job, Stage
 
@@ -448,13 +448,7 @@ class StepStage(Burst, Stage):
                 continue
             if job.stall is not None:
                 continue
-            rem = job.remaining
-            if job.mode == "decode":
-                t = 1.0 if rem >= 1.0 else rem
-            else:
-                t = chunk if 0 < chunk < rem else rem
-            if t > left:
-                t = left
+            t = share(job.remaining, job.mode == "decode", chunk, left)
             if t <= 0:
                 continue
             k = 0.0
