@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
-#: Two-sided 95 % Student-t quantile for 19 degrees of freedom, rounded to
-#: three decimals exactly as upstream hard-codes it (§3.1): 2.093.
-T95: float = round(float(_scipy_stats.t.ppf(0.975, 19)), 3)
+from .tdist import t_quantile
+
 #: Number of batches of the batch-means interval (§3.1).
 BATCHES: int = 20
+#: Two-sided 95 % Student-t quantile for 19 degrees of freedom, rounded to
+#: three decimals exactly as upstream hard-codes it (§3.1): 2.093.
+T95: float = round(t_quantile(0.975, BATCHES - 1), 3)
 #: Samples below which a series has no interval (§3.1).
 MIN_SAMPLES: int = 40
 
