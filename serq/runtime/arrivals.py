@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+from heapq import heappush
+
 from ..errors import SimulationError, shortest
-from .instant import timer
+from .instant import CALENDAR
 
 
 class OpenArrivals:
@@ -28,13 +30,20 @@ class OpenArrivals:
         self.limit = limit
         self.count = 0
         self.done = False
+        # the process is its own calendar entry (one at a time), as an event
+        self._ok = True
+        self._value = None
+        self._callbacks = [self._arrive]
+        self.callbacks: Optional[list] = None
+
+    def _schedule(self, delay: float) -> None:
+        env = self.sim.env
+        self.callbacks = self._callbacks
+        heappush(env._queue, (env._now + delay, CALENDAR, next(env._eid), self))
 
     def start(self) -> None:
         """Schedule the first arrival."""
-        if self.rate is not None:
-            timer(self.sim.env, 0.0, self._arrive)
-        else:
-            timer(self.sim.env, self._gap(), self._arrive)
+        self._schedule(0.0 if self.rate is not None else self._gap())
 
     def _gap(self) -> float:
         if self.rate is not None:
@@ -53,5 +62,5 @@ class OpenArrivals:
         if self.limit is not None and self.count >= self.limit:
             self.done = True
         else:
-            timer(sim.env, self._gap(), self._arrive)
+            self._schedule(self._gap())
         sim.create_session()

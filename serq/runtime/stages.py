@@ -239,12 +239,22 @@ class Fifo(Stage):
     def request(self, session: Any, work: float) -> Job:
         """Queue a job of `work` time units for `session`."""
         env = self.env
-        self._advance(env._now)
+        now = env._now
+        dt = now - self.t_last  # self._advance(now), inline (the hot path)
+        if dt:
+            n = self.n
+            if n:
+                self.int_n += n * dt
+                self.int_busy += dt
+            self.t_last = now
         self.n += 1
         job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
         if self.busy < self.servers:
-            self._start(job)
+            self.busy += 1
+            if self.track_work:
+                self.in_service.add(job)
+            heappush(env._queue, (now + work, CALENDAR, next(env._eid), job))
         else:
             self.waiting.append(job)
         return job
@@ -255,18 +265,30 @@ class Fifo(Stage):
         job.start = env._now
         if self.track_work:
             self.in_service.add(job)
-        env.schedule(job, CALENDAR, job.work)
+        heappush(env._queue, (env._now + job.work, CALENDAR, next(env._eid), job))
 
     def _complete(self, job: Job) -> None:
         self.sim.events += 1
         if job.cancelled:
             return
         now = self.env._now
-        self._advance(now)
+        dt = now - self.t_last  # self._advance(now), inline
+        if dt:
+            n = self.n
+            if n:
+                self.int_n += n * dt
+                self.int_busy += dt
+            self.t_last = now
         self.n -= 1
         self.busy -= 1
-        self.in_service.discard(job)
-        self._record(job, now)
+        if self.track_work:
+            self.in_service.discard(job)
+        if now >= self.warmup:  # self._record(job, now), inline
+            self.completed += 1
+            self.wait_sum += job.start - job.arrival
+            self.service_sum += now - job.start
+        if self.track:
+            self._estimate(job.start, job.start - job.arrival, now - job.start)
         if self.waiting:
             self._start(self.select_next())
 

@@ -94,9 +94,13 @@ def batch_means_half_width(values: Sequence[float], batches: int = BATCHES) -> f
 
 
 def _total_order_keys(values: Sequence[float]) -> np.ndarray:
-    """Integer keys that sort doubles in IEEE total order (−0 before +0, NaN last)."""
-    bits = np.asarray(values, dtype=np.float64).view(np.int64)
-    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    """Integer keys that sort doubles in IEEE total order (−0 before +0, NaN last).
+
+    A fresh array (one copy of the samples, changed in place), so that the
+    caller may partition it in place."""
+    keys = np.array(values, dtype=np.float64).view(np.int64)
+    np.bitwise_xor(keys, np.int64(0x7FFFFFFFFFFFFFFF), out=keys, where=keys < 0)
+    return keys
 
 
 def nearest_rank(values: Sequence[float], q: float) -> float:
@@ -106,7 +110,8 @@ def nearest_rank(values: Sequence[float], q: float) -> float:
         return NAN
     rank = min(max(math.ceil(q * n), 1), n)
     keys = _total_order_keys(values)
-    kth = np.partition(keys, rank - 1)[rank - 1]
+    keys.partition(rank - 1)
+    kth = keys[rank - 1]
     bits = kth if kth >= 0 else kth ^ np.int64(0x7FFFFFFFFFFFFFFF)
     return float(np.array([bits], dtype=np.int64).view(np.float64)[0])
 
