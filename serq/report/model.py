@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from ..stats.gauges import GaugeTrace
-from ..stats.samples import doubles, integers
+from ..stats.samples import Turns, doubles, integers
 from ..stats.summary import Summary, summarize
 
 NAN = float("nan")
@@ -67,16 +67,12 @@ class Series:
 
     times: Sequence[float] = field(default_factory=doubles)
     sessions: Sequence[int] = field(default_factory=integers)
-    turns: Sequence[int] = field(default_factory=doubles)
+    turns: Sequence[int] = field(default_factory=Turns)
     values: Sequence[float] = field(default_factory=doubles)
     is_test: bool = False
     name: str = ""
     _cache: Optional[tuple[int, Summary]] = field(default=None, init=False, repr=False,
                                                   compare=False)
-
-    def finish(self) -> None:
-        """The run is over: turns become whole numbers (recorded as doubles)."""
-        self.turns = integers(self.turns)
 
     def add(self, time: float, session: int, turn: int, value: float) -> None:
         """Append one sample."""

@@ -600,14 +600,11 @@ class Simulation:
                      events=self.events, arrivals=self.arrivals, ended=self.ended,
                      turns=self.turns, mean_live=live_int / span)
         for name, series in self.series.items():
-            series.finish()
             rep.observes[name] = series
         rep.client["response"] = self.response
         self.tokens.finish()
         self.tokens.series(self.tokens.ttft, rep.client["ttft"])
         self.tokens.series(self.tokens.tpot, rep.client["tpot"])
-        for series in rep.client.values():
-            series.finish()
         for name, _fn, trace in self.gauges:
             rep.gauges[name] = GaugeRow.from_trace(trace, self.warmup, end)
         for stage in self.stage_list:

@@ -42,6 +42,37 @@ class Samples(array):
         return Samples(self.typecode, self)
 
 
+class Turns(Samples):
+    """Whole numbers kept as doubles: the turn of each sample, recorded as
+    the session's turn counter (a double, appended as it is) and read back
+    as an `int`, so that no second, integer copy is ever made."""
+
+    def __new__(cls, values: Iterable[Any] = ()) -> "Turns":
+        return super().__new__(cls, "d", values)
+
+    def __getitem__(self, index: Any) -> Any:
+        got = array.__getitem__(self, index)
+        return [int(x) for x in got] if isinstance(index, slice) else int(got)
+
+    def __iter__(self) -> Any:
+        return map(int, array.__iter__(self))
+
+    def tolist(self) -> list[int]:  # type: ignore[override]
+        return [int(x) for x in array.tolist(self)]
+
+    def __repr__(self) -> str:
+        return f"Turns({self.tolist()!r})"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (Turns, (array.tolist(self),))
+
+    def __copy__(self) -> "Turns":
+        return Turns(array.__iter__(self))
+
+    def __deepcopy__(self, memo: Any) -> "Turns":
+        return Turns(array.__iter__(self))
+
+
 def doubles(values: Iterable[float] = ()) -> Samples:
     """A `Samples` of doubles."""
     return Samples("d", values)
