@@ -63,4 +63,6 @@ class OpenArrivals:
             self.done = True
         else:
             self._schedule(self._gap())
-        sim.create_session()
+        # in the plain loop no session is ready while a calendar entry is
+        # handled, so the new session's start entry would be handled next
+        sim.create_session(start_now=sim.simple)

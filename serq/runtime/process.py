@@ -41,6 +41,25 @@ class SessionProcess:
         self._target: Any = self  # the start entry, as SimPy's `Initialize`
         heappush(env._queue, (env._now, READY, next(env._eid), self))
 
+    @classmethod
+    def unstarted(cls, env: Any, generator: Generator) -> "SessionProcess":
+        """A process without a start entry; `start()` runs it. Only for a
+        session created as the last act of a calendar entry while no other
+        session is ready at the instant (an open arrival in the plain
+        loop): the start entry would be the very next entry handled."""
+        self = _new(cls)
+        self.env = env
+        self._generator = generator
+        self._ok = True
+        self._value = None
+        self.callbacks = None
+        self._target = None
+        return self
+
+    def start(self) -> None:
+        """Run the session now, up to its first wait."""
+        self._resume(_STARTED)
+
     def _resume(self, event: Any) -> None:
         """Send the value of `event` into the generator (or throw its error)
         until it yields an event that has not fired yet."""
@@ -85,6 +104,19 @@ class SessionProcess:
         self.callbacks = []
         env = self.env
         heappush(env._queue, (env._now, CALENDAR, next(env._eid), self))
+
+
+_new = object.__new__
+
+
+class _Started:
+    """The value a session starts with (as the start entry's)."""
+
+    _ok = True
+    _value = None
+
+
+_STARTED = _Started()
 
 
 class AnnouncedSessionProcess(SessionProcess):

@@ -115,7 +115,7 @@ class Simulation:
         g["_release"] = self.holds.release
         g["_drop"] = self.holds.drop
         g["_Preempted"] = Preempted
-        self.Session = session_class(self.slots, ns.globals)
+        self.Session = session_class(self.slots, ns.globals, pools=bool(self.pool_list))
         self.series: dict[str, Series] = {}
         for name in prog.observations:
             self.series[name] = Series()
@@ -389,8 +389,12 @@ class Simulation:
             self.live_t = now
         self.live += delta
 
-    def create_session(self) -> None:
-        """Create one session at the current instant (Part 02 §3.6)."""
+    def create_session(self, start_now: bool = False) -> None:
+        """Create one session at the current instant (Part 02 §3.6).
+
+        `start_now`: run it at once instead of through a start entry, when
+        the caller knows that entry would be the next one handled (see
+        `SessionProcess.unstarted`)."""
         sid = self.next_serial
         self.next_serial = sid + 1
         s = self.Session(sid)
@@ -412,7 +416,11 @@ class Simulation:
             return
         if self.session_draws:
             s.rng = self.session_streams(sid)
-        s.proc = self.process_class(self.env, body(s))
+        if start_now:
+            s.proc = proc = SessionProcess.unstarted(self.env, body(s))
+            proc.start()
+        else:
+            s.proc = self.process_class(self.env, body(s))
 
     def end_session(self, s: Any) -> None:
         """`end;` or the end of the session code (Part 02 §7.5)."""
