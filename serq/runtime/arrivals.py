@@ -61,6 +61,11 @@ class OpenArrivals:
         self.count += 1
         if self.limit is not None and self.count >= self.limit:
             self.done = True
+        elif self.rate is not None:  # poisson: `_schedule(_gap())`, inline (the hot path)
+            env = sim.env
+            self.callbacks = self._callbacks
+            gap = -math.log(1.0 - self.stream.uniform()) / self.rate
+            heappush(env._queue, (env._now + gap, CALENDAR, next(env._eid), self))
         else:
             self._schedule(self._gap())
         # in the plain loop no session is ready while a calendar entry is

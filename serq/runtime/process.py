@@ -58,7 +58,7 @@ class SessionProcess:
 
     def start(self) -> None:
         """Run the session now, up to its first wait."""
-        self._resume(_STARTED)
+        self._resume(STARTED)
 
     def _resume(self, event: Any) -> None:
         """Send the value of `event` into the generator (or throw its error)
@@ -116,7 +116,7 @@ class _Started:
     _value = None
 
 
-_STARTED = _Started()
+STARTED = _Started()
 
 
 class AnnouncedSessionProcess(SessionProcess):

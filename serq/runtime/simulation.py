@@ -32,7 +32,7 @@ from .tokens import TokenLog
 from .pools import Pool
 from .poolspec import SpecCompiler, resolve_member
 from .instant import LATE, READY, Instant, timer
-from .process import AnnouncedSessionProcess, SessionProcess
+from .process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
 
@@ -418,7 +418,7 @@ class Simulation:
             s.rng = self.session_streams(sid)
         if start_now:
             s.proc = proc = SessionProcess.unstarted(self.env, body(s))
-            proc.start()
+            proc._resume(STARTED)  # proc.start()
         else:
             s.proc = self.process_class(self.env, body(s))
 
@@ -438,6 +438,8 @@ class Simulation:
         self.live -= 1
         if self.pool_list:
             self.holds.pool_pass()
+        if self.arrival_proc is not None and self.limit is None:
+            return  # open arrivals without a count: nothing follows an end
         wl = self.program.workload
         if wl.arrival == "closed":
             if now != self.replaced_at:
