@@ -233,8 +233,9 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
         s = runs["serq"].value(args.cpu, args.stat)
         r = runs["ref"].value(args.cpu, args.stat) if "ref" in runs else None
         h = runs["hand"].value(args.cpu, args.stat) if "hand" in runs else None
-        hz = "—" if prog.command is not None else (
-            f"{prog.horizon * args.scale:g}" if prog.horizon is not None else "own")
+        horizon = None if prog.command is not None else settings(prog, args.scale)[0]
+        hz = "—" if prog.command is not None else (f"{horizon:g}" if horizon is not None
+                                                    else "own")
         lines.append([prog.title, hz, fmt_time(s), fmt_time(r), row["version"] or "—",
                       fmt_time(h), fmt_ratio(s, r), fmt_ratio(s, h), fmt_mib(runs["serq"]),
                       fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))])

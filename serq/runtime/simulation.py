@@ -489,17 +489,13 @@ class Simulation:
         env = self.env
         q = env._queue
         horizon = self.horizon
-        while q:
-            item = heappop(q)
-            t = item[0]
-            if t > horizon:
-                heappush(q, item)
-                break
-            env._now = t
-            event = item[3]
-            callbacks, event.callbacks = event.callbacks, None
-            for callback in callbacks:
-                callback(event)
+        while q and q[0][0] <= horizon:
+            now, _priority, _eid, event = heappop(q)
+            env._now = now
+            todo = event.callbacks
+            event.callbacks = None
+            for fn in todo:
+                fn(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
 

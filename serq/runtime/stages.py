@@ -240,13 +240,7 @@ class Fifo(Stage):
         """Queue a job of `work` time units for `session`."""
         env = self.env
         now = env._now
-        dt = now - self.t_last  # self._advance(now), inline (the hot path)
-        if dt:
-            n = self.n
-            if n:
-                self.int_n += n * dt
-                self.int_busy += dt
-            self.t_last = now
+        self._advance(now)
         self.n += 1
         job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
@@ -272,23 +266,12 @@ class Fifo(Stage):
         if job.cancelled:
             return
         now = self.env._now
-        dt = now - self.t_last  # self._advance(now), inline
-        if dt:
-            n = self.n
-            if n:
-                self.int_n += n * dt
-                self.int_busy += dt
-            self.t_last = now
+        self._advance(now)
         self.n -= 1
         self.busy -= 1
         if self.track_work:
             self.in_service.discard(job)
-        if now >= self.warmup:  # self._record(job, now), inline
-            self.completed += 1
-            self.wait_sum += job.start - job.arrival
-            self.service_sum += now - job.start
-        if self.track:
-            self._estimate(job.start, job.start - job.arrival, now - job.start)
+        self._record(job, now)
         if self.waiting:
             self._start(self.select_next())
 
