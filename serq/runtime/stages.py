@@ -27,7 +27,9 @@ ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 class Job(Event):
     """One run of one session at one stage; succeeds at completion."""
 
-    __slots__ = ("session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
+    # the event's own fields as slots too: no per-job dict (Event has none of them as slots)
+    __slots__ = ("env", "callbacks", "_value", "_ok",
+                 "session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
 
     def __init__(self, env: Any, session: Any, work: float, stage: "Stage"):
         self.env = env
