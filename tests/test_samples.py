@@ -24,6 +24,7 @@ def test_samples_compare_as_lists():
     assert s == [1, 3, 6] and s == (1.0, 3.0, 6.0) and s != [1, 3] and s != [1, 3, 7]
     assert integers([0, 2, 1]) == [0, 2, 1]
     assert list(s) == [1.0, 3.0, 6.0] and s[1] == 3.0 and len(s) == 3 and s
+    assert s[:2] == [1, 3] and isinstance(s[1:], Samples) and s[::-1] == [6, 3, 1]
     assert not doubles()
     assert pickle.loads(pickle.dumps(s)) == s and copy.deepcopy(s) == s
     assert isinstance(pickle.loads(pickle.dumps(s)), Samples)

@@ -18,6 +18,14 @@ class Samples(array):
     def __new__(cls, typecode: str = "d", values: Iterable[Any] = ()) -> "Samples":
         return super().__new__(cls, typecode, values)
 
+    def __getitem__(self, index: Any) -> Any:
+        got = array.__getitem__(self, index)
+        if isinstance(index, slice):  # a slice is Samples too (it compares as a list)
+            out = Samples(self.typecode)
+            out.extend(got)
+            return out
+        return got
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, array)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
