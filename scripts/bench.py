@@ -1,111 +1,288 @@
 #!/usr/bin/env python3
-"""Benchmark serq-simpy against a hand-written SimPy model and the reference.
+"""Benchmark serq-simpy against the reference and a hand-written SimPy model.
 
-    python scripts/bench.py                 # every benchmark, default sizes
-    python scripts/bench.py --horizon 50000 # a quicker run
-    python scripts/bench.py --repeat 3      # best of three
+    python scripts/bench.py                     # every benchmark, best of 3
+    python scripts/bench.py --repeat 5 --stat median
+    python scripts/bench.py --only mm1 startup  # some rows
+    python scripts/bench.py --scale 0.01        # every horizon × 0.01 (a quick look)
 
-Each benchmark is timed in this one process run (wall time of compile +
-simulate), so the ratios compare like with like on one machine at one
-moment. The reference (pyserq 0.1.3, found as tests/oracle.py finds it)
-runs in its own interpreter; its time is measured around `compile`+`run`
-inside that interpreter, not including the interpreter's start-up.
+Every contender runs as a process of its own, as a user runs it: serq-simpy
+as the `serq-simpy` command (`run FILE --json`, start-up included; the
+command on PATH, importing this checkout's `serq`), the reference as a
+Python process that imports pyserq, compiles and runs the file (pyserq
+0.1.5, 0.1.4 or 0.1.3, the first that accepts the program, found as
+tests/oracle.py finds them), and the hand-written SimPy model
+(scripts/handwritten_mm1.py) where there is one. The contenders of a row
+run alternately, `--repeat` times each after one untimed warm-up run
+(bytecode and the grammar cache are then in place, as for an installed
+package); the table shows the best (or median) wall time, the ratios of
+serq-simpy's time to the others', and each contender's peak resident
+memory (the largest of its runs, from `wait4`). `--cpu` reports user +
+system CPU time instead of wall time (steadier on a loaded machine).
 
 This is a benchmark, not a test: it asserts nothing.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import shutil
+import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-REF_DRIVER = r"""
-import json, sys, time, pyserq
-path, horizon, seed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-t = time.perf_counter()
-report = json.loads(pyserq.run(pyserq.compile(path, seed=seed, horizon=horizon)).json())
-print(json.dumps({"seconds": time.perf_counter() - t, "report": report}))
-"""
+REF_DRIVER = ("import sys, pyserq\n"
+              "kw = {'path': sys.argv[1], 'seed': int(sys.argv[2])}\n"
+              "if sys.argv[3] != '-': kw['horizon'] = float(sys.argv[3])\n"
+              "if sys.argv[4] != '-': kw['warmup'] = float(sys.argv[4])\n"
+              "sys.stdout.write(pyserq.run(pyserq.compile(**kw)).json())\n")
+REF_COMPILE = ("import sys, pyserq\n"
+               "pyserq.compile(path=sys.argv[1])\n")
+REF_IMPORT = "import pyserq\n"
+REF_ORDER = ("0.1.5", "0.1.4", "0.1.3")
 
 
-def time_serq(path: Path, horizon: float, seed: int) -> tuple[float, dict]:
-    """Wall time of serq-simpy's load + run of `path`."""
+@dataclass
+class Program:
+    """One row: a program file and its horizon (None: the program's own)."""
+
+    key: str
+    title: str
+    path: Optional[str]
+    horizon: Optional[float]
+    hand: bool = False  # a hand-written SimPy model exists (M/M/1)
+    command: Optional[list[str]] = None  # serq-simpy arguments instead of `run`
+    reference: Optional[str] = None  # the reference's start-up equivalent
+
+
+PROGRAMS = [
+    Program("help", "start-up: serq-simpy --help", None, None, command=["--help"],
+            reference="import"),
+    Program("check", "start-up: check mg1.sq", "examples/single-turn/mg1.sq", None,
+            command=["check"], reference="compile"),
+    Program("mm1", "M/M/1 (mg1.sq)", "examples/single-turn/mg1.sq", 250_000.0, hand=True),
+    Program("vllm", "vLLM multi-turn (vllm.sq)", "examples/multi-turn/vllm.sq", 3000.0),
+    Program("vllm1", "vLLM single-turn", "examples/single-turn/vllm_single_turn.sq", 1500.0),
+    Program("replica", "replica.sq", "examples/multi-turn/replica.sq", None),
+    Program("prefix", "prefix_cache.sq", "examples/multi-turn/prefix_cache.sq", None),
+    Program("llmd", "llm-d pull (llmd_nixl_pull.sq)",
+            "examples/pd-disaggregation/llmd_nixl_pull.sq", None),
+    Program("tworesource", "two-resource replica", "examples/bench/two_resource_replica.sq",
+            400.0),
+]
+STARTUP = ("help", "check")
+
+
+@dataclass
+class Runs:
+    """The measurements of one contender on one row."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    peak_kib: int = 0
+    failed: Optional[str] = None
+
+    def value(self, cpu: bool, stat: str) -> Optional[float]:
+        xs = self.cpu if cpu else self.wall
+        if self.failed is not None or not xs:
+            return None
+        return min(xs) if stat == "best" else statistics.median(xs)
+
+
+def child_env() -> dict[str, str]:
+    """The environment of serq-simpy's processes: this checkout's `serq`,
+    bytecode caches allowed (as in an installed package)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                     else "")
+    return env
+
+
+def measure(argv: list[str], env: dict[str, str], runs: Runs, cwd: Path = ROOT) -> None:
+    """Run `argv` once; add its wall time, CPU time and peak memory to `runs`."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode != 0:
+        runs.failed = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:120]
+        return
+    runs.wall.append(wall)
+    runs.cpu.append(usage.ru_utime + usage.ru_stime)
+    runs.peak_kib = max(runs.peak_kib, usage.ru_maxrss)
+
+
+def serq_argv(prog: Program, exe: str, seed: int, scale: float) -> list[str]:
+    if prog.command is not None:
+        return [exe, *prog.command] + ([prog.path] if prog.path else [])
+    argv = [exe, "run", str(prog.path), "--json", "--no-progress", "--seed", str(seed)]
+    horizon, warmup = settings(prog, scale)
+    if horizon is not None:
+        argv += ["--horizon", repr(horizon)]
+    if warmup is not None:
+        argv += ["--warmup", repr(warmup)]
+    return argv
+
+
+def settings(prog: Program, scale: float) -> tuple[Optional[float], Optional[float]]:
+    """(horizon, warm-up) to pass, None for the program's own: the row's
+    horizon, or with `--scale` the program's own settings scaled."""
+    if scale == 1.0:
+        return prog.horizon, None
+    sys.path.insert(0, str(ROOT))
     import serq
-    from serq.report.json_report import to_dict
-    t = time.perf_counter()
-    report = serq.run(serq.load(str(path)), horizon=horizon, seed=seed)
-    return time.perf_counter() - t, to_dict(report)
+    st = serq.load(str(ROOT / prog.path)).settings
+    horizon = prog.horizon if prog.horizon is not None else st.horizon
+    return horizon * scale, (st.warmup or 0.0) * scale
 
 
-def time_reference(path: Path, horizon: float, seed: int, version: str = "0.1.3"):
-    """Wall time of the reference on `path`, or None when it is not installed."""
+def reference_for(prog: Program) -> tuple[Optional[str], Optional[str]]:
+    """(version, python) of the first reference version that compiles the
+    program, or (None, reason)."""
     try:
         import oracle
     except ImportError:
-        return None
-    python = oracle.interpreter(version) if hasattr(oracle, "interpreter") else None
-    if python is None:
-        return None
-    out = subprocess.run([str(python), "-c", REF_DRIVER, str(path), str(horizon), str(seed)],
-                         capture_output=True, text=True, check=True)
-    data = json.loads(out.stdout)
-    return data["seconds"], data["report"]
+        return None, "tests/oracle.py not found"
+    reasons = []
+    for version in REF_ORDER:
+        python = oracle.interpreter(version)
+        if python is None:
+            continue
+        if prog.path is None:
+            return version, python
+        out = subprocess.run([python, "-c", REF_COMPILE, str(ROOT / prog.path)],
+                             capture_output=True, text=True, cwd=ROOT)
+        if out.returncode == 0:
+            return version, python
+        reasons.append(version)
+    return None, ("does not load in pyserq " + "/".join(reasons) if reasons
+                  else "no reference installed (scripts/install_oracles.sh)")
 
 
-def bench_mm1(horizon: float, seed: int, repeat: int) -> None:
-    """M/M/1 (examples/single-turn/mg1.sq, ρ = 0.8)."""
-    import handwritten_mm1
-    path = ROOT / "examples" / "single-turn" / "mg1.sq"
-    serq_t = min(time_serq(path, horizon, seed)[0] for _ in range(repeat))
-    hand = min(handwritten_mm1.run(lam=0.8, horizon=horizon, seed=seed)["seconds"]
-               for _ in range(repeat))
-    ref = time_reference(path, horizon, seed)
-    print(f"M/M/1 mg1.sq, horizon {horizon:g}")
-    print(f"  serq-simpy          {serq_t:8.3f} s")
-    print(f"  hand-written SimPy  {hand:8.3f} s   serq-simpy / SimPy = {serq_t / hand:.2f}")
-    if ref is not None:
-        print(f"  reference 0.1.3     {ref[0]:8.3f} s   serq-simpy / reference = "
-              f"{serq_t / ref[0]:.1f}")
-    else:
-        print("  reference           not installed (scripts/install_oracles.sh)")
+def reference_argv(prog: Program, python: str, seed: int, scale: float) -> list[str]:
+    if prog.reference == "import":
+        return [python, "-c", REF_IMPORT]
+    if prog.reference == "compile":
+        return [python, "-c", REF_COMPILE, str(ROOT / prog.path)]
+    horizon, warmup = settings(prog, scale)
+    return [python, "-c", REF_DRIVER, str(ROOT / prog.path), str(seed),
+            "-" if horizon is None else repr(horizon), "-" if warmup is None else repr(warmup)]
 
 
-def bench_program(title: str, path: Path, horizon: float, seed: int, repeat: int) -> None:
-    """A program timed in serq-simpy and in the reference."""
-    serq_t = min(time_serq(path, horizon, seed)[0] for _ in range(repeat))
-    ref = time_reference(path, horizon, seed)
-    print(f"{title} ({path.relative_to(ROOT)}), horizon {horizon:g}")
-    print(f"  serq-simpy          {serq_t:8.3f} s")
-    if ref is not None:
-        print(f"  reference 0.1.3     {ref[0]:8.3f} s   serq-simpy / reference = "
-              f"{serq_t / ref[0]:.1f}")
+def hand_argv(prog: Program, seed: int, scale: float) -> list[str]:
+    assert prog.horizon is not None
+    return [sys.executable, str(ROOT / "scripts" / "handwritten_mm1.py"),
+            "--horizon", repr(prog.horizon * scale), "--seed", str(seed)]
 
 
-def main() -> None:
+def fmt_time(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def fmt_ratio(a: Optional[float], b: Optional[float]) -> str:
+    return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+
+
+def fmt_mib(r: Optional[Runs]) -> str:
+    return "—" if r is None or not r.peak_kib or r.failed else f"{r.peak_kib / 1024:.0f}"
+
+
+def bench_row(prog: Program, exe: str, args: argparse.Namespace) -> dict:
+    """Time one row's contenders alternately; the row's numbers."""
+    env = child_env()
+    contenders: dict[str, tuple[list[str], dict[str, str]]] = {
+        "serq": (serq_argv(prog, exe, args.seed, args.scale), env)}
+    version, python = (None, None) if args.no_reference else reference_for(prog)
+    if version is not None:
+        contenders["ref"] = (reference_argv(prog, python, args.seed, args.scale), dict(os.environ))
+    if prog.hand:
+        contenders["hand"] = (hand_argv(prog, args.seed, args.scale), dict(os.environ))
+    runs = {k: Runs() for k in contenders}
+    for k, (argv, e) in contenders.items():  # warm-up: bytecode, grammar cache
+        measure(argv, e, Runs())
+    for _ in range(args.repeat):
+        for k, (argv, e) in contenders.items():
+            if runs[k].failed is None:
+                measure(argv, e, runs[k])
+    return {"prog": prog, "runs": runs, "version": version,
+            "note": None if version is not None or args.no_reference else python}
+
+
+def print_table(rows: list[dict], args: argparse.Namespace) -> None:
+    what = "CPU s" if args.cpu else "wall s"
+    head = ["program", "horizon", f"serq-simpy {what}", f"reference {what}", "ref",
+            f"SimPy {what}", "serq/ref", "serq/SimPy", "MiB serq", "MiB ref", "MiB SimPy"]
+    lines = []
+    notes = []
+    for row in rows:
+        prog: Program = row["prog"]
+        runs = row["runs"]
+        s = runs["serq"].value(args.cpu, args.stat)
+        r = runs["ref"].value(args.cpu, args.stat) if "ref" in runs else None
+        h = runs["hand"].value(args.cpu, args.stat) if "hand" in runs else None
+        horizon = None if prog.command is not None else settings(prog, args.scale)[0]
+        hz = "—" if prog.command is not None else (f"{horizon:g}" if horizon is not None
+                                                    else "own")
+        lines.append([prog.title, hz, fmt_time(s), fmt_time(r), row["version"] or "—",
+                      fmt_time(h), fmt_ratio(s, r), fmt_ratio(s, h), fmt_mib(runs["serq"]),
+                      fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))])
+        for k, label in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy")):
+            if k in runs and runs[k].failed:
+                notes.append(f"{prog.title}: {label} failed: {runs[k].failed}")
+        if row["note"]:
+            notes.append(f"{prog.title}: reference: {row['note']}")
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    out = [" | ".join(str(x).ljust(w) for x, w in zip(head, widths))]
+    out.append("-|-".join("-" * w for w in widths))
+    out += [" | ".join(str(x).ljust(w) for x, w in zip(line, widths)) for line in lines]
+    print("\n".join(out))
+    print(f"\n{args.stat} of {args.repeat} alternating runs per contender, after one warm-up "
+          f"run; seed {args.seed}; each a process of its own (start-up included)")
+    for n in notes:
+        print("note: " + n)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--horizon", type=float, default=250000.0)
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per contender (3)")
+    ap.add_argument("--stat", choices=["best", "median"], default="best")
+    ap.add_argument("--cpu", action="store_true", help="user + system CPU time, not wall time")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--only", choices=["mm1", "pooled", "vllm"], help="run one benchmark")
-    args = ap.parse_args()
-    if args.only in (None, "mm1"):
-        bench_mm1(args.horizon, args.seed, args.repeat)
-    if args.only in (None, "pooled"):
-        bench_program("pooled multi-turn sessions with a prefix cache",
-                      ROOT / "examples" / "multi-turn" / "prefix_cache.sq",
-                      100_000.0, args.seed, args.repeat)
-    if args.only in (None, "vllm"):
-        bench_program("vLLM v1, multi-turn sessions (the seeds' program)",
-                      ROOT / "examples" / "multi-turn" / "vllm.sq",
-                      3000.0, args.seed, args.repeat)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every horizon")
+    ap.add_argument("--only", nargs="+", metavar="ROW",
+                    help="rows: startup " + " ".join(p.key for p in PROGRAMS))
+    ap.add_argument("--no-reference", action="store_true", help="skip the reference")
+    ap.add_argument("--command", default=None,
+                    help="the serq-simpy executable (default: `serq-simpy` on PATH)")
+    args = ap.parse_args(argv)
+    exe = args.command or shutil.which("serq-simpy")
+    if exe is None:
+        sys.exit("serq-simpy is not on PATH (pip install -e .)")
+    wanted = set(args.only or [])
+    if "startup" in wanted:
+        wanted |= set(STARTUP)
+    rows = []
+    for prog in PROGRAMS:
+        if wanted and prog.key not in wanted:
+            continue
+        if prog.path is not None and not (ROOT / prog.path).exists():
+            continue  # e.g. the two-resource replica, where it is not in this checkout
+        rows.append(bench_row(prog, exe, args))
+        print(f"… {prog.title} done", file=sys.stderr, flush=True)
+    print_table(rows, args)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import Any  # noqa: E402
+
 from .api import compile, load, run  # noqa: E402
-from .report.model import Report  # noqa: E402
 
 __all__ = ["Report", "compile", "load", "run", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """`serq.Report` is imported on first use (the report needs numpy;
+    `serq-simpy check` does not)."""
+    if name == "Report":
+        from .report.model import Report
+        return Report
+    raise AttributeError(f"module 'serq' has no attribute {name!r}")

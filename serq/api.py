@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 from . import ir
 from .errors import LinkError
-from .report.model import Report
+
+if TYPE_CHECKING:  # the report (and numpy) is imported by `run` only
+    from .report.model import Report
 
 
 def load(path: Optional[str] = None, *, source: Optional[str] = None,

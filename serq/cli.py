@@ -171,9 +171,11 @@ def _to_json(obj: Any) -> Any:
 def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
     """`--policy NAME=package.module:Class`: import each class (the binding
     to the program's names is checked once the program is loaded)."""
+    if not specs:
+        return {}
     import os
     from .runtime.guards import load_policy
-    if specs and os.getcwd() not in sys.path and "" not in sys.path:
+    if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the working directory
     out: dict[str, type] = {}
     for name, target in specs:

@@ -8,6 +8,7 @@ and reads the `Report`; these helpers only shorten that.
 from __future__ import annotations
 
 import math
+from array import array
 import os
 import textwrap
 from typing import Any, Iterable, Optional
@@ -72,7 +73,8 @@ def close(actual: Any, expected: Any, rel: float = REL) -> bool:
     """Numbers (or equal-length sequences of numbers) equal to a relative `rel`;
     None only equals None, NaN only NaN, infinities exactly."""
     if isinstance(expected, (list, tuple)):
-        return (isinstance(actual, (list, tuple)) and len(actual) == len(expected)
+        # a report's samples are compact arrays (serq.stats.samples), not lists
+        return (isinstance(actual, (list, tuple, array)) and len(actual) == len(expected)
                 and all(close(a, e, rel) for a, e in zip(actual, expected)))
     if expected is None or actual is None:
         return expected is None and actual is None

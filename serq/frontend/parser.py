@@ -11,21 +11,16 @@ construct even when later text would not parse.
 from __future__ import annotations
 
 import bisect
-import os
 import re
-from functools import lru_cache
 from typing import Any
 
-from textx import metamodel_from_file
 from textx.exceptions import TextXError, TextXSyntaxError
 
 from ..errors import ParseError
 from ..ir import Pos
+from . import grammar
 from .braces import unclosed_brace
 from .lexer import Token, lex
-
-GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "metamodel")
 
 STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
                    "loop", "while", "choose", "run"}
@@ -40,11 +35,16 @@ CLOSERS = (")", "]", "}", ":", "(", "{", "=", ",")
 NAMED = {"Ident": "identifier", "Num": "number", "Str": "string", "Assign": "=", "Not": "!"}
 
 
-@lru_cache(maxsize=None)
+_METAMODELS: dict[str, Any] = {}
+
+
 def metamodel(root: str = "program"):
-    """The textX metamodel whose root rule is in `metamodel/<root>.tx`."""
-    return metamodel_from_file(os.path.join(GRAMMAR_DIR, f"{root}.tx"),
-                               autokwd=True, memoization=True)
+    """The textX metamodel whose root rule is in `<grammar>/<root>.tx`
+    (built once per installation, see `grammar.py`; once per process here)."""
+    mm = _METAMODELS.get(root)
+    if mm is None:
+        mm = _METAMODELS[root] = grammar.load(root)
+    return mm
 
 
 class LineIndex:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..stats.gauges import GaugeTrace
+from ..stats.samples import Turns, doubles, integers
 from ..stats.summary import Summary, summarize
 
 NAN = float("nan")
@@ -52,7 +53,9 @@ def label(name: str, index: Optional[int]) -> str:
 
 @dataclass
 class Series:
-    """The samples of one observation, in recording order (parallel lists).
+    """The samples of one observation, in recording order (parallel arrays,
+    8 bytes a number: `serq.stats.samples.Samples`, equal to lists of the
+    same numbers).
 
     `is_test` marks an `observe` whose expression is a test (outermost
     operator a comparison, `&&`, `||` or `!`), for the text report's note.
@@ -62,10 +65,10 @@ class Series:
     samples).
     """
 
-    times: list[float] = field(default_factory=list)
-    sessions: list[int] = field(default_factory=list)
-    turns: list[int] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
+    times: Sequence[float] = field(default_factory=doubles)
+    sessions: Sequence[int] = field(default_factory=integers)
+    turns: Sequence[int] = field(default_factory=Turns)
+    values: Sequence[float] = field(default_factory=doubles)
     is_test: bool = False
     name: str = ""
     _cache: Optional[tuple[int, Summary]] = field(default=None, init=False, repr=False,

@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+from heapq import heappush
+
 from ..errors import SimulationError, shortest
-from .instant import timer
+from .instant import CALENDAR
 
 
 class OpenArrivals:
@@ -28,13 +30,20 @@ class OpenArrivals:
         self.limit = limit
         self.count = 0
         self.done = False
+        # the process is its own calendar entry (one at a time), as an event
+        self._ok = True
+        self._value = None
+        self._callbacks = [self._arrive]
+        self.callbacks: Optional[list] = None
+
+    def _schedule(self, delay: float) -> None:
+        env = self.sim.env
+        self.callbacks = self._callbacks
+        heappush(env._queue, (env._now + delay, CALENDAR, next(env._eid), self))
 
     def start(self) -> None:
         """Schedule the first arrival."""
-        if self.rate is not None:
-            timer(self.sim.env, 0.0, self._arrive)
-        else:
-            timer(self.sim.env, self._gap(), self._arrive)
+        self._schedule(0.0 if self.rate is not None else self._gap())
 
     def _gap(self) -> float:
         if self.rate is not None:
@@ -52,6 +61,13 @@ class OpenArrivals:
         self.count += 1
         if self.limit is not None and self.count >= self.limit:
             self.done = True
+        elif self.rate is not None:  # poisson: `_schedule(_gap())`, inline (the hot path)
+            env = sim.env
+            self.callbacks = self._callbacks
+            gap = -math.log(1.0 - self.stream.uniform()) / self.rate
+            heappush(env._queue, (env._now + gap, CALENDAR, next(env._eid), self))
         else:
-            timer(sim.env, self._gap(), self._arrive)
-        sim.create_session()
+            self._schedule(self._gap())
+        # in the plain loop no session is ready while a calendar entry is
+        # handled, so the new session's start entry would be handled next
+        sim.create_session(start_now=sim.simple)

@@ -9,6 +9,8 @@ loading a key into a scalar generator. The words are those of
 """
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 _SIGMA = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)
@@ -52,8 +54,13 @@ def first_block_words(keys: np.ndarray) -> np.ndarray:
     return x
 
 
-def first_block_uniforms(keys: np.ndarray) -> list[list[float]]:
-    """The eight uniforms `(u64 >> 11)·2⁻⁵³` of block 0 of each key (§2.4)."""
+def first_block_uniforms(keys: np.ndarray) -> array:
+    """The eight uniforms `(u64 >> 11)·2⁻⁵³` of block 0 of each key (§2.4),
+    flat: key `j`'s are items `8j … 8j+7` of an array of doubles (no Python
+    float is made before it is drawn)."""
     w = first_block_words(keys).astype(np.uint64)
     u = w[0::2] | (w[1::2] << np.uint64(32))
-    return ((u >> np.uint64(11)).astype(np.float64) * _TWO_M53).T.tolist()
+    flat = np.ascontiguousarray(((u >> np.uint64(11)).astype(np.float64) * _TWO_M53).T)
+    out = array("d")
+    out.frombytes(flat.tobytes())
+    return out

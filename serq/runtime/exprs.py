@@ -26,7 +26,7 @@ class Namespace:
         self.env = env
         self.globals: dict[str, Any] = {
             "_env": env, "_INF": math.inf, "_NAN": math.nan,
-            "_SimErr": SimulationError,
+            "_SimErr": SimulationError, "_log": math.log,
         }
         for name, (fn, _arity) in numeric.FUNCTIONS.items():
             self.globals[f"_f_{name}"] = fn
@@ -197,6 +197,8 @@ class ExprCompiler:
             return f"_d_det({args[0]})"
         if scope.stream is None:
             raise ValueError("a draw where no stream is bound")
+        if e.dist == "exp":  # distributions.exp written out: its operations, in its order
+            return f"(-({args[0]}) * _log(1.0 - {scope.stream}.uniform()))"
         return f"_d_{e.dist}({scope.stream}, {', '.join(args)})"
 
     def _ObsAggregate(self, e: ir.ObsAggregate, scope: Scope) -> str:

@@ -562,9 +562,7 @@ class HoldManager:
         try:
             ev = proc._generator.throw(exc)
         except StopIteration as stop:
-            proc._ok = True
-            proc._value = stop.value
-            self.env.schedule(proc)
+            proc.ended(stop.value)
             return
         ev.callbacks.append(proc._resume)
         proc._target = ev

@@ -26,8 +26,13 @@ def attribute_slots(program: ir.Program) -> dict[str, str]:
     return slots
 
 
-def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
-    """A class with one slot per attribute; `Session(serial)` zeroes them."""
+def session_class(slots: dict[str, str], ns_globals: dict[str, Any],
+                  pools: bool = True) -> type:
+    """A class with one slot per attribute; `Session(serial)` zeroes them.
+
+    Without `pools` a session never holds anything: its (empty) lists of
+    holds and leases are a shared empty tuple, and it has no preemption
+    positions."""
     names = list(dict.fromkeys(slots.values())) + list(RESERVED_SLOTS)
     body = ["def __init__(self, sid):",
             "    self.sid = sid",
@@ -36,10 +41,10 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             "    self.corpus = None",
             "    self.cursor = 0",
             "    self.proc = None",
-            "    self.holds = []",
-            "    self.leases = []",
+            "    self.holds = []" if pools else "    self.holds = ()",
+            "    self.leases = []" if pools else "    self.leases = ()",
             "    self.pending = None",
-            "    self.preempt_pos = {}",
+            "    self.preempt_pos = {}" if pools else "    self.preempt_pos = None",
             "    self.stuck = False",
             "    self.ended = False",
             "    self.adm_seq = 0",

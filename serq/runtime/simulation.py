@@ -13,7 +13,6 @@ from heapq import heappop, heappush
 from typing import Any, Callable, Optional
 
 import simpy
-from simpy.events import Process
 
 from .. import ir
 from ..errors import SimulationError, shortest
@@ -34,6 +33,7 @@ from .pools import Pool
 from .poolspec import SpecCompiler, resolve_member
 from .instant import LATE, READY, Instant, timer
 from .legs import Legs
+from .process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
 
@@ -116,7 +116,7 @@ class Simulation:
         g["_release"] = self.holds.release
         g["_drop"] = self.holds.drop
         g["_Preempted"] = Preempted
-        self.Session = session_class(self.slots, ns.globals)
+        self.Session = session_class(self.slots, ns.globals, pools=bool(self.pool_list))
         self.series: dict[str, Series] = {}
         for name in prog.observations:
             self.series[name] = Series()
@@ -193,6 +193,12 @@ class Simulation:
                 self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
                 gap=gap, limit=self.limit)
         self._track_estimates()
+        #: the plain event loop suffices: no pool, engine, gauge, drain,
+        #: progress line or invariant check needs its end-of-event work
+        self.simple = (not self.gauges and self.limit is None and self.progress is None
+                       and not self.pool_list and not self.check_invariants
+                       and not self.step_list)
+        self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
 
     def _make_stage(self, decl: ir.Stage, order: int) -> None:
         count = decl.size if decl.size is not None else 1
@@ -389,15 +395,23 @@ class Simulation:
             self.live_t = now
         self.live += delta
 
-    def create_session(self) -> None:
-        """Create one session at the current instant (Part 02 §3.6)."""
+    def create_session(self, start_now: bool = False) -> None:
+        """Create one session at the current instant (Part 02 §3.6).
+
+        `start_now`: run it at once instead of through a start entry, when
+        the caller knows that entry would be the next one handled (see
+        `SessionProcess.unstarted`)."""
         sid = self.next_serial
         self.next_serial = sid + 1
         s = self.Session(sid)
         if self.trace is not None:
             self.trace.assign(s)
         self.arrivals += 1
-        self._live(1)
+        now = self.env._now
+        if now != self.live_t:  # self._live(1), inline
+            self.live_int += self.live * (now - self.live_t)
+            self.live_t = now
+        self.live += 1
         if self.init_fn is not None:
             self.init_fn(s)
         if self.claims is not None:
@@ -408,7 +422,11 @@ class Simulation:
             return
         if self.session_draws:
             s.rng = self.session_streams(sid)
-        s.proc = Process(self.env, body(s))
+        if start_now:
+            s.proc = proc = SessionProcess.unstarted(self.env, body(s))
+            proc._resume(STARTED)  # proc.start()
+        else:
+            s.proc = self.process_class(self.env, body(s))
 
     def finish_session(self, s: Any) -> None:
         """`end;` or the end of the code of a session that may fork legs."""
@@ -433,9 +451,14 @@ class Simulation:
         s.ended = True
         if now >= self.warmup:
             self.ended += 1
-        self._live(-1)
+        if now != self.live_t:  # self._live(-1), inline
+            self.live_int += self.live * (now - self.live_t)
+            self.live_t = now
+        self.live -= 1
         if self.pool_list:
             self.holds.pool_pass()
+        if self.arrival_proc is not None and self.limit is None:
+            return  # open arrivals without a count: nothing follows an end
         wl = self.program.workload
         if wl.arrival == "closed":
             if now != self.replaced_at:
@@ -482,8 +505,26 @@ class Simulation:
             end = self._check_drain()
         return self._report(end)
 
+    def _simple_loop(self) -> None:
+        """`_loop` for a program none of whose parts needs the end-of-event work."""
+        env = self.env
+        q = env._queue
+        horizon = self.horizon
+        while q and q[0][0] <= horizon:
+            now, _priority, _eid, event = heappop(q)
+            env._now = now
+            todo = event.callbacks
+            event.callbacks = None
+            for fn in todo:
+                fn(event)
+            if not event._ok and not hasattr(event, "_defused"):
+                raise event._value
+
     def _loop(self) -> None:
         """Handle calendar entries up to the horizon (SimPy's `step`, inlined)."""
+        if self.simple:
+            self._simple_loop()
+            return
         env = self.env
         q = env._queue
         horizon = self.horizon
@@ -494,14 +535,11 @@ class Simulation:
         steps = self.step_list
         instant = self.instant
         legs = self.legs
-        simple = (not gauges and self.limit is None and progress is None and holds is None
-                  and not check and not steps)
-        if not simple:
-            instant.inline = True  # the end of an instant is handled below
-            if instant.pending:
-                instant.pending = False  # an entry already queued finds nothing to do
-            for st in steps:  # an engine may handle its own quiet iterations
-                st.allow_burst(not check)
+        instant.inline = True  # the end of an instant is handled below
+        if instant.pending:
+            instant.pending = False  # an entry already queued finds nothing to do
+        for st in steps:  # an engine may handle its own quiet iterations
+            st.allow_burst(not check)
         last = 0.0
         tick = 0
         while q:
@@ -510,18 +548,17 @@ class Simulation:
             if t > horizon:
                 heappush(q, item)
                 break
-            if not simple:
-                if self.drained is not None:
-                    heappush(q, item)
-                    break
-                if t != last:
-                    if gauges:
-                        self._record_gauges(last)
-                    last = t
-                if progress is not None:
-                    tick += 1
-                    if tick & 0xFFFF == 0:
-                        progress(t)
+            if self.drained is not None:
+                heappush(q, item)
+                break
+            if t != last:
+                if gauges:
+                    self._record_gauges(last)
+                last = t
+            if progress is not None:
+                tick += 1
+                if tick & 0xFFFF == 0:
+                    progress(t)
             env._now = t
             event = item[3]
             callbacks, event.callbacks = event.callbacks, None
@@ -529,8 +566,6 @@ class Simulation:
                 callback(event)
             if not event._ok and not hasattr(event, "_defused"):
                 raise event._value
-            if simple:
-                continue
             if instant.closed:  # an engine's burst ended with a settle
                 instant.closed = False
                 last = env._now
@@ -596,9 +631,7 @@ class Simulation:
                      events=self.events, arrivals=self.arrivals, ended=self.ended,
                      turns=self.turns, mean_live=live_int / span)
         for name, series in self.series.items():
-            series.turns[:] = [int(t) for t in series.turns]
             rep.observes[name] = series
-        self.response.turns[:] = [int(t) for t in self.response.turns]
         rep.client["response"] = self.response
         self.tokens.finish()
         self.tokens.series(self.tokens.ttft, rep.client["ttft"])

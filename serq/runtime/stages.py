@@ -27,7 +27,9 @@ ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 class Job(Event):
     """One run of one session at one stage; succeeds at completion."""
 
-    __slots__ = ("session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
+    # the event's own fields as slots too: no per-job dict (Event has none of them as slots)
+    __slots__ = ("env", "callbacks", "_value", "_ok",
+                 "session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
 
     def __init__(self, env: Any, session: Any, work: float, stage: "Stage"):
         self.env = env
@@ -239,12 +241,16 @@ class Fifo(Stage):
     def request(self, session: Any, work: float) -> Job:
         """Queue a job of `work` time units for `session`."""
         env = self.env
-        self._advance(env._now)
+        now = env._now
+        self._advance(now)
         self.n += 1
         job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
         if self.busy < self.servers:
-            self._start(job)
+            self.busy += 1
+            if self.track_work:
+                self.in_service.add(job)
+            heappush(env._queue, (now + work, CALENDAR, next(env._eid), job))
         else:
             self.waiting.append(job)
         return job
@@ -255,7 +261,7 @@ class Fifo(Stage):
         job.start = env._now
         if self.track_work:
             self.in_service.add(job)
-        env.schedule(job, CALENDAR, job.work)
+        heappush(env._queue, (env._now + job.work, CALENDAR, next(env._eid), job))
 
     def _complete(self, job: Job) -> None:
         self.sim.events += 1
@@ -265,7 +271,8 @@ class Fifo(Stage):
         self._advance(now)
         self.n -= 1
         self.busy -= 1
-        self.in_service.discard(job)
+        if self.track_work:
+            self.in_service.discard(job)
         self._record(job, now)
         if self.waiting:
             self._start(self.select_next())

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
-#: Two-sided 95 % Student-t quantile for 19 degrees of freedom, rounded to
-#: three decimals exactly as upstream hard-codes it (§3.1): 2.093.
-T95: float = round(float(_scipy_stats.t.ppf(0.975, 19)), 3)
+from .tdist import t_quantile
+
 #: Number of batches of the batch-means interval (§3.1).
 BATCHES: int = 20
+#: Two-sided 95 % Student-t quantile for 19 degrees of freedom, rounded to
+#: three decimals exactly as upstream hard-codes it (§3.1): 2.093.
+T95: float = round(t_quantile(0.975, BATCHES - 1), 3)
 #: Samples below which a series has no interval (§3.1).
 MIN_SAMPLES: int = 40
 
@@ -93,21 +94,76 @@ def batch_means_half_width(values: Sequence[float], batches: int = BATCHES) -> f
 
 
 def _total_order_keys(values: Sequence[float]) -> np.ndarray:
-    """Integer keys that sort doubles in IEEE total order (−0 before +0, NaN last)."""
-    bits = np.asarray(values, dtype=np.float64).view(np.int64)
-    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    """Integer keys that sort doubles in IEEE total order (−0 before +0, NaN last).
+
+    A fresh array (one copy of the samples, changed in place), so that the
+    caller may partition it in place."""
+    keys = np.array(values, dtype=np.float64).view(np.int64)
+    np.bitwise_xor(keys, np.int64(0x7FFFFFFFFFFFFFFF), out=keys, where=keys < 0)
+    return keys
 
 
-def nearest_rank(values: Sequence[float], q: float) -> float:
-    """The sample of rank `min(max(⌈q·n⌉, 1), n)` in ascending order; NaN if none (§3.2)."""
+#: Samples per step of the radix selection (512 KiB of keys at a time).
+CHUNK: int = 1 << 16
+_FLIP = 0x7FFFFFFFFFFFFFFF
+_SIGN = 1 << 63
+
+
+def _from_key(key: int) -> float:
+    bits = key if key >= 0 else key ^ _FLIP
+    return float(np.array([bits], dtype=np.int64).view(np.float64)[0])
+
+
+def _biased(values: Sequence[float]) -> np.ndarray:
+    """Unsigned keys in total order (the signed keys with the sign bit flipped)."""
+    return _total_order_keys(values).view(np.uint64) ^ np.uint64(_SIGN)
+
+
+def _kth_key(values: Sequence[float], k: int, chunk: int) -> int:
+    """The `k`-th smallest (0-based) total-order key of `values`, never
+    holding more than about `chunk` keys at once: a radix selection on 16
+    bits a pass, until the keys left fit in a chunk."""
+    n = len(values)
+    if n <= chunk:
+        keys = _total_order_keys(values)
+        keys.partition(k)
+        return int(keys[k])
+    prefix, bits = 0, 0  # the top `bits` bits of the wanted key are `prefix`
+    while True:
+        shift = 48 - bits
+        counts = np.zeros(1 << 16, dtype=np.int64)
+        for lo in range(0, n, chunk):
+            u = _biased(values[lo:lo + chunk])
+            if bits:
+                u = u[(u >> np.uint64(64 - bits)) == np.uint64(prefix)]
+            counts += np.bincount(((u >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.intp),
+                                  minlength=1 << 16)
+        below = np.cumsum(counts)
+        digit = int(np.searchsorted(below, k, side="right"))
+        k -= int(below[digit - 1]) if digit else 0
+        prefix, bits = (prefix << 16) | digit, bits + 16
+        if bits == 64:
+            return prefix - _SIGN  # the biased key back to the signed one
+        if counts[digit] <= chunk:  # the rest fits: gather it and partition
+            parts = []
+            for lo in range(0, n, chunk):
+                u = _biased(values[lo:lo + chunk])
+                parts.append(u[(u >> np.uint64(64 - bits)) == np.uint64(prefix)])
+            rest = np.concatenate(parts)
+            rest.partition(k)
+            return int(rest[k]) - _SIGN
+
+
+def nearest_rank(values: Sequence[float], q: float, chunk: int = CHUNK) -> float:
+    """The sample of rank `min(max(⌈q·n⌉, 1), n)` in ascending order; NaN if none (§3.2).
+
+    Long series are searched `chunk` samples at a time, so that the
+    summary never holds a second copy of them."""
     n = len(values)
     if n == 0:
         return NAN
     rank = min(max(math.ceil(q * n), 1), n)
-    keys = _total_order_keys(values)
-    kth = np.partition(keys, rank - 1)[rank - 1]
-    bits = kth if kth >= 0 else kth ^ np.int64(0x7FFFFFFFFFFFFFFF)
-    return float(np.array([bits], dtype=np.int64).view(np.float64)[0])
+    return _from_key(_kth_key(values, rank - 1, chunk))
 
 
 def summarize(values: Sequence[float]) -> Summary:

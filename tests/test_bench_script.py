@@ -1,0 +1,25 @@
+"""scripts/bench.py runs (a smoke test with tiny horizons; the benchmark itself asserts nothing)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
+def test_bench_prints_its_table():
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "bench.py"), "--scale", "0.002",
+         "--repeat", "1", "--only", "startup", "mm1", "--no-reference"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("program") and "serq/SimPy" in lines[0]
+    rows = {line.split("|")[0].strip(): line for line in lines[2:5]}
+    assert set(rows) == {"start-up: serq-simpy --help", "start-up: check mg1.sq", "M/M/1 (mg1.sq)"}
+    assert "failed" not in out.stdout
