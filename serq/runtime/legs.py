@@ -140,6 +140,7 @@ class Legs:
             proc._generator.close()
             proc._ok = True
             proc._value = None
+            proc._target = None
 
     # -- sessions and legs that wait for each other ----------------------------------
     def check_deadlock(self) -> None:

@@ -56,6 +56,11 @@ class SessionProcess:
         self._target = None
         return self
 
+    @property
+    def is_alive(self) -> bool:
+        """Whether the session still waits on an event (SimPy's `Process.is_alive`)."""
+        return self._target is not None
+
     def start(self) -> None:
         """Run the session now, up to its first wait."""
         self._resume(STARTED)
