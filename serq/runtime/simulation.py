@@ -35,8 +35,11 @@ from .poolspec import SpecCompiler, resolve_member
 from .instant import LATE, READY, Instant, timer
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
+from .ticker import Ticker
 
-ProgressFn = Callable[[float], None]
+#: `progress(now)` or `progress(now, events)`, called from a helper thread
+#: about four times a second of wall time (`ticker.Ticker`).
+ProgressFn = Callable[..., None]
 
 
 class Simulation:
@@ -455,7 +458,11 @@ class Simulation:
         elif wl.arrival in ("batch", "closed"):
             for _ in range(wl.count):
                 self.create_session()
-        self._loop()
+        if self.progress is None:
+            self._loop()
+        else:
+            with Ticker(self, self.progress):
+                self._loop()
         end = self.horizon
         if self.limit is not None:
             end = self._check_drain()
@@ -467,12 +474,11 @@ class Simulation:
         q = env._queue
         horizon = self.horizon
         gauges = self.gauges
-        progress = self.progress
         holds = self.holds if self.pool_list else None
         check = self.check_invariants
         steps = self.step_list
         instant = self.instant
-        simple = (not gauges and self.limit is None and progress is None and holds is None
+        simple = (not gauges and self.limit is None and holds is None
                   and not check and not steps)
         if not simple:
             instant.inline = True  # the end of an instant is handled below
@@ -481,7 +487,6 @@ class Simulation:
             for st in steps:  # an engine may handle its own quiet iterations
                 st.allow_burst(not check)
         last = 0.0
-        tick = 0
         while q:
             item = heappop(q)
             t = item[0]
@@ -496,10 +501,6 @@ class Simulation:
                     if gauges:
                         self._record_gauges(last)
                     last = t
-                if progress is not None:
-                    tick += 1
-                    if tick & 0xFFFF == 0:
-                        progress(t)
             env._now = t
             event = item[3]
             callbacks, event.callbacks = event.callbacks, None
