@@ -17,6 +17,7 @@ computes only the runs without one.
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any, Optional
 
@@ -90,8 +91,11 @@ def read_frame(path: str) -> Any:
     import pandas as pd
     if path.endswith(".parquet"):
         return pd.read_parquet(path)
-    frame = pd.read_csv(path, float_precision="round_trip", keep_default_na=False,
-                        na_values=[""])
+    frame = pd.read_csv(path, dtype={"value": str, "error": str},
+                        keep_default_na=False, na_values=[""])
+    # Python's float() reads every written double back exactly
+    frame["value"] = [float(v) if isinstance(v, str) else math.nan for v in frame["value"]]
+    frame["error"] = [e if isinstance(e, str) and e else None for e in frame["error"]]
     return frame
 
 
