@@ -458,15 +458,19 @@ class Simulation:
         elif wl.arrival in ("batch", "closed"):
             for _ in range(wl.count):
                 self.create_session()
-        if self.progress is None:
+        ticker = None if self.progress is None else Ticker(self, self.progress).start()
+        try:
             self._loop()
-        else:
-            with Ticker(self, self.progress):
-                self._loop()
+        finally:
+            if ticker is not None:
+                ticker.stop()
         end = self.horizon
         if self.limit is not None:
             end = self._check_drain()
-        return self._report(end)
+        report = self._report(end)
+        if ticker is not None:
+            ticker.tick()  # the clock at the end of the run
+        return report
 
     def _loop(self) -> None:
         """Handle calendar entries up to the horizon (SimPy's `step`, inlined)."""

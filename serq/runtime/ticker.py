@@ -29,7 +29,7 @@ def _arity(fn: Callable[..., Any]) -> int:
 
 class Ticker:
     """Call `progress(now)` (or `progress(now, events)`) every `interval`
-    seconds of wall time while a simulation runs; use as a context manager."""
+    seconds of wall time while a simulation runs (`start()` … `stop()`)."""
 
     def __init__(self, sim: Any, progress: Callable[..., Any], interval: float = INTERVAL):
         self.sim = sim
@@ -39,7 +39,8 @@ class Ticker:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="serq-progress", daemon=True)
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """Call the callback with the clock and the event count as they stand."""
         now = self.sim.env._now
         if self.two:
             self.progress(now, self.sim.events)
@@ -48,14 +49,14 @@ class Ticker:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            self._tick()
+            self.tick()
 
-    def __enter__(self) -> "Ticker":
+    def start(self) -> "Ticker":
+        """Start calling the callback every `interval` seconds."""
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def stop(self) -> None:
+        """Stop the calls (the thread ends before this returns)."""
         self._stop.set()
         self._thread.join()
-        if exc[0] is None:
-            self._tick()  # the final state: the bar reaches the end

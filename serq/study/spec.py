@@ -72,7 +72,9 @@ class ProgramSpec:
             spec = replace(spec, policies=tuple(sorted(
                 {**dict(spec.policies), **{k: _policy_text(v) for k, v in policies.items()}}
                 .items())))
-        return replace(spec, **{k: v for k, v in settings.items() if v is not None})
+        kinds = {"horizon": float, "warmup": float, "arrivals": int}
+        return replace(spec, **{k: kinds.get(k, _same)(v) for k, v in settings.items()
+                                if v is not None})
 
     def with_sets(self, sets: dict[str, Any]) -> "ProgramSpec":
         """This spec with more `--set` overrides (later values win)."""
@@ -90,6 +92,10 @@ class ProgramSpec:
                            "arrivals": self.arrivals, "policies": self.policies,
                            "seed": int(seed)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def expr_text(value: Any) -> str:
