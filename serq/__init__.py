@@ -5,6 +5,9 @@
 >>> report = serq.run(program, seed=1, horizon=1000)
 >>> report.observe("response").mean
 
+Studies: `serq.replicate(path, replications=10)` and `serq.sweep(path,
+grid={"lam": "0.5:0.9:0.1"})` (serq.study, docs/guide/studies.md).
+
 Policies: subclass a resource class of `serq.policies` and bind it by name,
 `serq.run(program, policies={"engine": MyEngine})` (docs/policies.md).
 """
@@ -15,4 +18,12 @@ __version__ = "0.1.0"
 from .api import compile, load, run  # noqa: E402
 from .report.model import Report  # noqa: E402
 
-__all__ = ["Report", "compile", "load", "run", "__version__"]
+__all__ = ["Report", "compile", "load", "replicate", "run", "sweep", "__version__"]
+
+
+def __getattr__(name: str):
+    """`serq.replicate` and `serq.sweep` (serq.study), imported on first use."""
+    if name in ("replicate", "sweep"):
+        from . import study
+        return getattr(study, name)
+    raise AttributeError(f"module 'serq' has no attribute {name!r}")
