@@ -12,6 +12,8 @@ from typing import Any, Optional, Sequence
 
 #: Points at which a series' running interval is evaluated.
 CHECKPOINTS = 120
+#: Most sample points a series figure draws (beyond, every k-th sample).
+MAX_POINTS = 5000
 #: Batches of the running batch-means interval (as the report's, Part 06 §3.1).
 BATCHES = 20
 
@@ -73,12 +75,15 @@ def running_interval(values: Sequence[float], t95: float) -> tuple[list[int], li
 
 def series_figure(report: Any, name: Optional[str] = None, *, warmup: Optional[float] = None,
                   method: Optional[str] = None, path: Optional[str] = None) -> Any:
-    """An observation's samples over simulated time, its running mean and
-    the running batch-means 95 % band; the warm-up as a vertical line."""
+    """An observation's samples over simulated time (at most `MAX_POINTS`
+    of them drawn), its running mean and the running batch-means 95 % band
+    (over all samples); the warm-up as a vertical line."""
     from serq.stats.summary import T95
     s = _series(report, name)
     fig, ax = _figure()
-    ax.plot(s.times, s.values, ".", markersize=2, alpha=0.35, color="0.5", label="samples")
+    step = max(1, math.ceil(len(s.values) / MAX_POINTS))
+    ax.plot(s.times[::step], s.values[::step], ".", markersize=2, alpha=0.35, color="0.5",
+            label="samples" if step == 1 else f"samples (1 in {step})")
     ms, means, hws = running_interval(s.values, T95)
     t = [s.times[m - 1] for m in ms]
     ax.plot(t, means, color="C0", linewidth=2, label="running mean")
