@@ -16,25 +16,11 @@ from serq.report.json_report import to_json
 from serq.study.grid import GridError, normalize, parse_axis, points
 from serq.study.warmup import choose, mser5, truncation_time
 
+from study_programs import GAUGED
+
 MG1 = "examples/single-turn/mg1.sq"
 
-# M/M/1 through a pool of 4 tokens, with a gauge: every section the study
-# summarises (observation, stage, pool, gauge) has a row
-POOLED = """
-let lam = 0.8;
-pool tok { cap 4; }
-stage svc : fifo;
-gauge q = queue(svc);
-workload { arrive poisson(lam); }
-session {
-  turn;
-  set t0 = now;
-  hold tok (1) { run svc (~exp(1)); }
-  observe response = now - t0;
-}
-run { horizon 400; warmup 50; seed 7; }
-"""
-
+POOLED = GAUGED
 
 def test_replication_i_is_the_run_with_seed_base_plus_i():
     """The seed rule: replication i runs with seed base + i, so `run --seed

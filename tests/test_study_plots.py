@@ -11,23 +11,9 @@ import serq  # noqa: E402
 import serq.study as study  # noqa: E402
 from serq.stats.summary import nearest_rank  # noqa: E402
 from serq.study.plots import running_interval  # noqa: E402
+from study_programs import GAUGED  # noqa: E402
 
 MG1 = "examples/single-turn/mg1.sq"
-GAUGED = """
-let lam = 0.8;
-pool tok { cap 2; }
-stage svc : fifo;
-gauge q = queue(svc);
-gauge held = used(tok);
-workload { arrive poisson(lam); }
-session {
-  turn;
-  set t0 = now;
-  hold tok (1) { run svc (~exp(1)); }
-  observe response = now - t0;
-}
-run { horizon 300; warmup 30; }
-"""
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +67,7 @@ def test_gauges_over_time_follow_the_change_points():
         assert list(line.get_xdata())[:len(g.points)] == g.times
         assert list(line.get_ydata())[:len(g.points)] == g.values
     assert max(lines[next(k for k in lines if k.startswith("held"))].get_ydata()) <= 2
-    assert fig.axes[0].get_xlim() == (0, 300)
+    assert fig.axes[0].get_xlim() == (0, 400)
 
 
 def test_sweep_curves_one_line_per_value_with_t_bars():

@@ -9,20 +9,11 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
+from ..cli import _count as _positive_int
 from ..errors import UsageError
 
 #: The statistics the sweep and summary tables show by default.
 DEFAULT_TABLE_STATS = ("mean", "p99")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer")
-    return v
 
 
 def _fraction(text: str) -> float:

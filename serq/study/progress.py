@@ -18,7 +18,22 @@ def _tqdm() -> Any:
     return tqdm
 
 
-class RunBar:
+class _Bar:
+    """What both bars share: a tqdm bar (or None) on a stream."""
+
+    bar: Any = None
+    stream: Any = None
+
+    def close(self) -> None:
+        """Remove the bar from the terminal."""
+        if self.bar is not None:
+            self.bar.close()
+        else:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+class RunBar(_Bar):
     """`bar(now, events)`: a run's progress; `close()` clears it."""
 
     def __init__(self, horizon: float, stream: Any = None):
@@ -48,16 +63,9 @@ class RunBar:
                           f"{rate:,.0f} events/s, ETA {eta:.0f} s\033[K")
         self.stream.flush()
 
-    def close(self) -> None:
-        """Remove the bar from the terminal."""
-        if self.bar is not None:
-            self.bar.close()
-        else:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
 
 
-class CountBar:
+class CountBar(_Bar):
     """`bar(done, total)`: replications or sweep points finished."""
 
     def __init__(self, total: int, desc: str, stream: Any = None):
@@ -76,13 +84,6 @@ class CountBar:
         self.stream.write(f"\r{self.desc}: {done}/{total}\033[K")
         self.stream.flush()
 
-    def close(self) -> None:
-        """Remove the bar from the terminal."""
-        if self.bar is not None:
-            self.bar.close()
-        else:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
 
 
 def wanted(quiet: bool, json_out: bool = False, stream: Optional[Any] = None) -> bool:
