@@ -51,8 +51,11 @@ class Local:
         if pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
-            # forkserver: workers start clean (no threads or state of the client)
-            ctx = multiprocessing.get_context("forkserver")
+            # fork where there is one: a worker starts with serq imported and
+            # the programs the client compiled (a fresh interpreter would spend
+            # about a second importing and compiling before its first run)
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
             pool = ProcessPoolExecutor(max_workers=jobs or default_jobs(), mp_context=ctx)
         self.pool = pool
 
