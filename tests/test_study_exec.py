@@ -14,7 +14,6 @@ import serq.study as study
 
 MG1 = "examples/single-turn/mg1.sq"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRID = {"lam": "0.5:0.8:0.1", "dummy_free": None}
 
 
 def _sweep(**kw):
@@ -22,7 +21,7 @@ def _sweep(**kw):
                        **kw)
 
 
-def test_local_cluster_gives_the_local_frames():
+def test_local_cluster_gives_the_local_frames(capsys):
     """A real distributed.LocalCluster (scheduler and two worker processes):
     value for value the frames of --jobs 1; each worker compiled each point's
     program once, and the work ran in the workers, not in this process."""
@@ -35,6 +34,13 @@ def test_local_cluster_gives_the_local_frames():
         remote = _sweep(executor=client)
         compiled = client.run(compile_count)
         pids = client.run(worker_pid)
+        # the CLI's --dask ADDRESS: the same study as --jobs 1
+        from serq.cli import main
+        argv = ["run", MG1, "--horizon", "300", "--replications", "2", "--json"]
+        assert main(argv + ["--dask", cluster.scheduler_address]) == 0
+        on_dask = capsys.readouterr().out
+    assert main(argv + ["--jobs", "1"]) == 0
+    assert capsys.readouterr().out == on_dask
     assert remote.tidy.equals(local.tidy)
     assert remote.summary.equals(local.summary)
     # 4 points x 2 replications: 4 programs, each compiled at most once per worker
