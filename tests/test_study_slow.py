@@ -31,4 +31,5 @@ def test_replications_cover_the_exact_mm1_mean():
     interval covers W = 5 in 93–97 % of them."""
     with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         hits = sum(pool.map(_covers, range(STUDIES)))
+    print(f"coverage: {hits} of {STUDIES} studies")
     assert 0.93 * STUDIES <= hits <= 0.97 * STUDIES, hits

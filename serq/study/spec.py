@@ -63,8 +63,9 @@ class ProgramSpec:
             with open(path, encoding="utf-8") as fh:
                 base = cls(text=fh.read(), path=path)
         else:
-            raise TypeError("give a program as a path, a ProgramSpec or source= text "
-                            "(workers compile the text themselves)")
+            raise TypeError("give the program as a path, a ProgramSpec or source= text, "
+                            "and its overrides as sets=/defs= here (workers compile the "
+                            "text themselves; a loaded program is not sent to them)")
         spec = base.with_sets(sets or {})
         if defs:
             spec = replace(spec, defs=tuple(sorted({**dict(spec.defs), **defs}.items())))
