@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
-from ..cli import _count as _positive_int
+from ..cli import _count as _positive_int, _policy
 from ..errors import UsageError
 
 #: The statistics the sweep and summary tables show by default.
@@ -65,7 +65,9 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")
-    sw.add_argument("--policy", action="append", default=[], metavar="NAME=module:Class")
+    sw.add_argument("--policy", action="append", default=[], type=_policy,
+                    metavar="NAME=module:Class",
+                    help="bind a policy class at every point (importable on the workers)")
     _executor_options(sw)
     sm = sub.add_parser("summary", help="print a sweep's summary table from its --out DIR")
     sm.add_argument("file", metavar="DIR")
