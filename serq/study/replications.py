@@ -73,7 +73,8 @@ def replicate(program: Any = None, replications: int = 10, *, seed: Optional[int
         pilot = run_report(spec, replication_seed(base, 0), warmup=0.0)
         choice = choose(pilot, target[0] if target else observe)
         spec = replace(spec, warmup=choice.time)
-    ex = resolve(executor, jobs, replications if precision is None else 2)
+    most = replications if precision is None else max(replications, budget or DEFAULT_BUDGET)
+    ex = resolve(executor, jobs, most)
     try:
         if target is not None and replications == 1:
             return _extend_horizon(spec, base, choice, target, precision, max_horizon)
