@@ -84,24 +84,34 @@ def _policy(text: str) -> tuple[str, str]:
 
 def _parser() -> _Parser:
     p = _Parser(prog="serq-simpy", description="Simulate serQ programs on SimPy.")
-    p.add_argument("-V", "--version", action="version", version=f"serq-simpy {__version__}")
+    p.add_argument("-V", "--version", action="version", version=f"serq-simpy {__version__}",
+                   help="print serq-simpy's version and exit")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("file")
+        q.add_argument("file", help="the .sq program")
         q.add_argument("--set", dest="sets", action="append", default=[], type=_assignment,
-                       metavar="NAME=EXPR")
+                       metavar="NAME=EXPR",
+                       help="replace the value of the constant `let NAME` (repeatable)")
         q.add_argument("--def", dest="defs", action="append", default=[], type=_assignment,
-                       metavar="NAME=EXPR")
-        q.add_argument("--workload", metavar="W")
+                       metavar="NAME=EXPR",
+                       help="replace the body of the definition `def NAME` (repeatable)")
+        q.add_argument("--workload", metavar="W",
+                       help="take the workload from the file W instead of the program's")
 
     def settings(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--seed", type=_seed)
-        q.add_argument("--horizon", type=_horizon)
-        q.add_argument("--warmup", type=_warmup)
-        q.add_argument("--arrivals", type=_count)
-        q.add_argument("--trace", metavar="F")
+        q.add_argument("--seed", type=_seed,
+                       help="the random seed, an integer 0 … 2^53 (default: the run block's, "
+                            "else 1)")
+        q.add_argument("--horizon", type=_horizon,
+                       help="simulated time at which the run stops (overrides the run block)")
+        q.add_argument("--warmup", type=_warmup,
+                       help="simulated time before which no statistic is collected")
+        q.add_argument("--arrivals", type=_count,
+                       help="stop admitting sessions after N arrivals and run until they end")
+        q.add_argument("--trace", metavar="F",
+                       help="replay the trace CSV F (relative to the working directory)")
 
     run = sub.add_parser("run", help="simulate and print the report")
     common(run)
@@ -116,7 +126,7 @@ def _parser() -> _Parser:
     from .study import cli as study_cli
     study_cli.add_run_options(run)
     study_cli.add_commands(sub, common, settings)
-    check = sub.add_parser("check", help="parse, link and validate")
+    check = sub.add_parser("check", help="parse, link and validate; print a summary")
     check.add_argument("--kernel", action="store_true",
                        help="print the program after the rewrites (queues, calls, "
                             "serving forms) as kernel statements")
@@ -124,7 +134,8 @@ def _parser() -> _Parser:
     irp = sub.add_parser("ir", help="print the kernel program as JSON")
     common(irp)
     settings(irp)
-    irp.add_argument("--inline-trace", action="store_true")
+    irp.add_argument("--inline-trace", action="store_true",
+                     help="include the trace's rows in the printed program")
     return p
 
 
@@ -229,6 +240,9 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
                        seed=args.seed, arrivals=args.arrivals, need_horizon=True, **kw)
     if args.command == "ir":
         program.settings = api.settings_for(program)
+        trace = getattr(program.workload, "trace", None)
+        if trace is not None and not args.inline_trace:  # refer to the file only (§11.2)
+            program.workload.trace = dataclasses.replace(trace, sessions=[])
         sys.stdout.write(json.dumps(_to_json(program), ensure_ascii=False) + "\n")
         return 0
     progress = None

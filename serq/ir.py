@@ -210,6 +210,24 @@ class While(Stmt):
 
 
 @dataclass
+class Fork(Stmt):
+    """`fork { … }`: `body` runs as a leg of the session, beside it, on a copy
+    of its attributes and a stream of its own; `number` counts the program's
+    forks (each compiles into a generator of its own)."""
+
+    body: list[Stmt]
+    number: int = 0
+    pos: Optional[Pos] = None
+
+
+@dataclass
+class Join(Stmt):
+    """`join;`: wait until every leg the session forked so far has ended."""
+
+    pos: Optional[Pos] = None
+
+
+@dataclass
 class Choose(Stmt):
     """`choose name in count by (keys...)`."""
 

@@ -1,7 +1,7 @@
 """Differential-test helper: run the pyserq reference wheel in a subprocess.
 
 The reference implementation (``pyserq``, Rust in a wheel) exists in three
-versions that speak different dialects (spec README and Part 01 §10):
+versions that speak different dialects (language reference, Part 01 §10):
 
 * ``0.1.3`` — flat layout, ``run { … }`` block, shapes K/R/N, ``--set`` on
   any ``let``; the dialect of the seeds;
@@ -20,10 +20,9 @@ candidate is probed once and must really import that pyserq version):
 
 1. ``$SERQ_ORACLE_01X`` — path to a python that has it (e.g. printed by
    ``scripts/install_oracles.sh``);
-2. ``/work/venvs/ref01X/bin/python`` if it exists;
-3. ``<repo>/.oracle/pyserq-0.1.X/bin/python`` (the default location of
+2. ``<repo>/.oracle/pyserq-0.1.X/bin/python`` (the default location of
    ``scripts/install_oracles.sh``) if it exists;
-4. the current interpreter, if it can ``import pyserq`` at that version.
+3. the current interpreter, if it can ``import pyserq`` at that version.
 
 Usage in a test module::
 
@@ -72,7 +71,7 @@ VERSIONS = ("0.1.3", "0.1.4", "0.1.5")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Fields whose value is an implementation's own and never compared
-# (spec README "Exactness", Part 06 §9.1 and §9.7).
+# (Part 06 §9.1 and §9.7).
 UNCOMPARED = ("serq_version", "events", "serq_simpy")
 
 _DEFAULT_TIMEOUT = 900.0
@@ -144,12 +143,9 @@ def _candidates(version: str) -> list[tuple[str, str]]:
     env = os.environ.get(f"SERQ_ORACLE_{tag}")
     if env:
         cands.append((f"$SERQ_ORACLE_{tag}", env))
-    for label, p in (
-        ("/work/venvs", Path(f"/work/venvs/ref{tag}/bin/python")),
-        (".oracle", REPO_ROOT / ".oracle" / f"pyserq-{version}" / "bin" / "python"),
-    ):
-        if p.exists():
-            cands.append((label, str(p)))
+    local = REPO_ROOT / ".oracle" / f"pyserq-{version}" / "bin" / "python"
+    if local.exists():
+        cands.append((".oracle", str(local)))
     cands.append(("current interpreter", sys.executable))
     return cands
 
@@ -421,7 +417,7 @@ def compare_reports(
     Walks the keys of ``expected`` (normally the reference's report, whose
     key set depends on its version) and compares each with ``actual``:
     integers and strings exactly, other numbers to ``rel``/``abs_tol``
-    (spec README: counts equal, everything else to a relative 1e-9),
+    (deterministic programs: counts equal, everything else to a relative 1e-9),
     ``None`` only with ``None``. Keys named in ``ignore`` are skipped at
     every depth (by default ``serq_version``, ``events`` and
     ``serq_simpy``); so are keys starting with ``_`` (``_samples``). Lists

@@ -195,7 +195,7 @@ def test_to_pandas_one_tidy_frame_per_section(report):
 
 def test_to_pandas_without_pandas_says_how_to_install(report, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` raises ImportError
-    with pytest.raises(ImportError, match=r"pip install serq-simpy\[pandas\]"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[pandas\]'"):
         report.to_pandas()
 
 

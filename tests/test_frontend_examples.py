@@ -178,6 +178,8 @@ session { turn; set t0 = now; run svc (2); observe response = now - t0; }
 run { horizon 100; arrivals 3; }
 """
 
+# W-7 observes `again` where the spec observes `last`: a supplied name is
+# refused as an observation name (Part 01 §6.2; pyserq 0.1.5 refuses it too).
 P02_W7 = """
 stage engine : fifo;
 stage tool : delay;
@@ -187,7 +189,7 @@ session {
   loop {
     run engine ((new + out) / 100);
     observe tokens_in = new;
-    observe last = more;
+    observe again = more;
     branch (more) { run tool (think); turn; } else { end; }
   }
 }
@@ -550,7 +552,7 @@ def test_p02_w7_trace_read():
     assert tr.sessions == [
         [ir.TraceTurn(100, 20, 1.5, 0), ir.TraceTurn(30, 10, 0, 1)],
         [ir.TraceTurn(50, 5, 2, 0)]]
-    assert p.observations == ["tokens_in", "last"]
+    assert p.observations == ["tokens_in", "again"]
 
 
 def test_p02_w8_observation_order():

@@ -7,7 +7,8 @@ loads in its `fn main` form; the tests check the IR they lower to. The
 errors of §5/§10/§11 and Part 06 §8.2 are in tests/bad_programs/ (step_*,
 ctx_*, engine_*, serving_*, claim_*); a few message details are checked here.
 Every SE program below (and each variant) was run end to end against pyserq
-0.1.3 while this file was written and gave its report field for field."""
+0.1.3 while this file was written and gave its report field for field. SE-5
+observes `adm` where §13 observes the supplied name `admitted` (Part 01 §6.2)."""
 from __future__ import annotations
 
 import dataclasses
@@ -43,7 +44,7 @@ stage engine : step { budget 8; cost 1; memory kv; }
 workload { arrive batch(3); init { set n = 6; set o = 3; } session { request; } }
 server {
   hold reqs (1), kv (min(n, left)) reserve (n) at admission (left = budget_left(engine)) {
-    observe admitted = now; observe alloc = used(kv);
+    observe adm = now; observe alloc = used(kv);
     run engine prefill (n) growing kv; observe ttft = now;
     run engine decode (o - 1) growing kv;
   }

@@ -358,7 +358,7 @@ def test_p02_w7_ordered_trace():
     assert_close(times(rep, "tokens_in"), [1.2, 1.75, 2.95, 3.35, 4.85],
                  what="times")  # §14 W-7
     assert sessions(rep, "tokens_in") == [0, 1, 2, 0, 2]  # §14 W-7
-    assert values(rep, "last") == [1, 0, 1, 0, 0]  # §14 W-7
+    assert values(rep, "again") == [1, 0, 1, 0, 0]  # §14 W-7 (`last` there)
 
 
 def test_p02_w7_trace_override_option():

@@ -11,6 +11,10 @@ does not print but the reference did (same program, horizon and seed). The
 
 Observations are compared as `(session serial, time, value)` triples, in
 recording order (Part 06 §2), times and values to a relative 1e-9.
+
+Where §12 observes `admitted` (P-1, P-2, P-10) the programs here observe
+`adm`: a supplied name is refused as an observation name (Part 01 §6.2;
+pyserq 0.1.5 refuses it too, 0.1.3 accepts it), and the numbers are the same.
 """
 from __future__ import annotations
 
@@ -103,14 +107,14 @@ stage svc : delay;
 workload { arrive batch(3);
   init { set u = serial == 0 ? 6 : serial == 1 ? 5 : 2; set d = serial == 0 ? 5 : 1; }
   session { request; } }
-server { hold mem (u) { observe admitted = now; run svc (d); } observe done = now; }
+server { hold mem (u) { observe adm = now; run svc (d); } observe done = now; }
 """
 
 
 def test_p03_p1_head_of_line_blocking():
     rep = run(P1.replace("QUEUE", ""), horizon=20)  # Part 03 §12 P-1, horizon 20
     # §12 P-1: admitted = (0, 0), (1, 5), (2, 5); done = 5, 6, 6
-    assert_obs(rep, "admitted", [(0, 0, 0), (1, 5, 5), (2, 5, 5)])
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 5, 5), (2, 5, 5)])
     assert_obs(rep, "done", [(0, 5, 5), (1, 6, 6), (2, 6, 6)])
     # §12 P-1: mean_used 1.85, mean_queue 0.5, mean_holders 0.35, mean_wait 3.3333, admissions 3
     assert_pool(pool(rep, "mem"), "P-1", mean_used=1.85, mean_queue=0.5, mean_holders=0.35,
@@ -123,7 +127,7 @@ def test_p03_p1_head_of_line_blocking():
 def test_p03_p1_queue_by_u():
     rep = run(P1.replace("QUEUE", "queue by (u);"), horizon=20)  # §12 P-1 with `queue by (u);`
     # §12 P-1: admitted (2, 0), (1, 0), (0, 1)
-    assert_obs(rep, "admitted", [(2, 0, 0), (1, 0, 0), (0, 1, 1)])
+    assert_obs(rep, "adm", [(2, 0, 0), (1, 0, 0), (0, 1, 1)])
     # verified 0.1.3 (seed 1): done (2,1) (1,1) (0,6); waits 0, 0, 1
     assert_obs(rep, "done", [(2, 1, 1), (1, 1, 1), (0, 6, 6)])
     assert_pool(pool(rep, "mem"), "P-1 queue by", mean_used=1.85, mean_queue=0.05,
@@ -139,7 +143,7 @@ workload { arrive batch(3);
   init { set u = serial == 0 ? 5 : 1; set r = serial == 1 ? 6 : 0; }
   session { request; } }
 server {
-  hold mem (u) reserve (r) { observe admitted = now; observe usedin = used(mem);
+  hold mem (u) reserve (r) { observe adm = now; observe usedin = used(mem);
                              run svc (serial == 0 ? 4 : 1); }
   observe done = now;
 }
@@ -149,7 +153,7 @@ server {
 def test_p03_p2_reserve_and_block_rounding():
     rep = run(P2, horizon=20)
     # §12 P-2: admitted = 0, 4, 4; usedin = 8, 8, 8; done = 4, 5, 5
-    assert_obs(rep, "admitted", [(0, 0, 0), (1, 4, 4), (2, 4, 4)])
+    assert_obs(rep, "adm", [(0, 0, 0), (1, 4, 4), (2, 4, 4)])
     assert_obs(rep, "usedin", [(0, 0, 8), (1, 4, 8), (2, 4, 8)])
     assert_obs(rep, "done", [(0, 4, 4), (1, 5, 5), (2, 5, 5)])
     # §12 P-2: mean_wait 2.6667 (waits 0, 4, 4); verified 0.1.3 (horizon 20): mean_used 2,
@@ -166,7 +170,7 @@ stage svc : delay;
 workload { arrive batch(3);
   init { set u = serial == 0 ? 9 : serial == 1 ? 11 : 2; }
   session { request; } }
-server { hold mem (u) { observe admitted = now; run svc (1); } observe done = now; }
+server { hold mem (u) { observe adm = now; run svc (1); } observe done = now; }
 """
 
 P3_CONSTANT = """
@@ -193,7 +197,7 @@ def test_p03_p3_rejection():
     assert rep.ended == 3
     # verified 0.1.3: only session 2 is admitted (at 0) and done at 1; mean_used 0.2
     # (4 units for 1 time unit over 20), mean_holders 0.05, mean_wait 0
-    assert_obs(rep, "admitted", [(2, 0, 0)])
+    assert_obs(rep, "adm", [(2, 0, 0)])
     assert_obs(rep, "done", [(2, 1, 1)])
     assert_pool(row, "P-3", mean_used=0.2, mean_holders=0.05, mean_queue=0, mean_wait=0)
 
@@ -548,14 +552,14 @@ workload { arrive batch(6);
          set prompt = serial == 1 || serial == 5 ? 500 : 100;
          set immediate = serial == 4; }
   session { request; } }
-server { run gate (arrive); hold slot (1) { observe admitted = now; run svc (serial == 0 ? 4 : 1); } }
+server { run gate (arrive); hold slot (1) { observe adm = now; run svc (serial == 0 ? 4 : 1); } }
 """
 
 
 def test_p03_p10_queue_by_with_aging():
     rep = run(P10, horizon=20)  # §12 P-10 (horizon 20 verified in 0.1.3)
     # §12 P-10: admission order and times: 0 at 0, 4 at 4, 1 at 5, 5 at 6, 2 at 7, 3 at 8
-    assert_obs(rep, "admitted", [(0, 0, 0), (4, 4, 4), (1, 5, 5), (5, 6, 6), (2, 7, 7),
+    assert_obs(rep, "adm", [(0, 0, 0), (4, 4, 4), (1, 5, 5), (5, 6, 6), (2, 7, 7),
                                  (3, 8, 8)])
     # verified 0.1.3: waits 0, 1, 5, 3, 6, 6 (joins at 0, 3, 0, 3, 1, 2): mean_wait 3.5,
     # admissions 6, mean_queue 1.05
@@ -830,18 +834,20 @@ def write(tmp_path, name, text):
 
 
 def pool_section(stdout):
-    """The lines from the pool table's header to the end of the report (the table, then
-    the stuck/rej/over lines, then idle lines)."""
+    """The lines from the pool table's header to the next blank line (the table, then
+    the stuck/rej/over lines, then idle lines; the warnings follow a blank line)."""
     lines = stdout.rstrip("\n").split("\n")
     starts = [i for i, l in enumerate(lines) if l.startswith("pool ")]
     assert len(starts) == 1, f"expected one pool table in:\n{stdout}"
     i = starts[0]
     assert lines[i - 1] == "", "the pool section is preceded by one blank line (§10)"
-    return lines[i:]
+    rest = lines[i:]
+    return rest[:rest.index("")] if "" in rest else rest
 
 
-HEADER = "pool  used  cached  queue  holders    wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck"
-RULE = "----  ----  ------  -----  -------  ------  ------  --------  --------  -------  -----  ---  -----"
+# the text report writes figures with the significant digits they need (issue 13)
+HEADER = "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck"
+RULE = "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----"
 
 STUCK = """
 pool mem { cap 10; preempt lifo; }
@@ -858,13 +864,13 @@ def test_p06_10_pool_table_p12(tmp_path):
     f = write(tmp_path, "p12.sq", P12)
     out = cli("run", f, "--horizon", 10)
     assert out.returncode == 0, out.stderr
-    # §10: pool label, used %.1f, cached %.1f, queue %.3f, holders %.3f, wait %.4f, admits,
-    # evict(n), evict(u) %.0f, preempt, spill, rej, stuck; widths = widest cell, two spaces,
+    # §10: pool label, used, cached, queue, holders, wait (4 significant digits), admits,
+    # evict(n), evict(u), preempt, spill, rej, stuck; widths = widest cell, two spaces,
     # first column left, others right. Numbers: Part 03 §12 P-12.
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "P      3.6     2.4  0.300    0.600  1.5000       2         1         6        0      0    0      0",
+        "P      3.6     2.4    0.3      0.6   1.5       2         1         6        0      0    0      0",
     ]
     first = out.stdout.split("\n", 1)[0]
     assert first.startswith("run: horizon 10 end 10 warmup 0 seed 1 events ")
@@ -876,11 +882,11 @@ def test_p06_10_pool_table_nan_wait(tmp_path):
     f = write(tmp_path, "p12.sq", P12)
     out = cli("run", f, "--horizon", 10, "--warmup", 4)
     assert out.returncode == 0, out.stderr
-    # §10: NaN prints as `NaN` (mean_wait null with warm-up 4, Part 03 §12 P-12)
+    # an undefined figure prints as `–` (mean_wait null with warm-up 4, Part 03 §12 P-12)
     assert pool_section(out.stdout) == [
-        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
-        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
-        "P      2.0     4.0  0.000    0.333   NaN       2         1         6        0      0    0      0",
+        HEADER,
+        RULE,
+        "P        2       4      0   0.3333     –       2         1         6        0      0    0      0",
     ]
 
 
@@ -892,8 +898,8 @@ def test_p06_10_pool_table_two_pools(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "P      5.0    15.0  0.000    0.500  0.0000       2         0         0        0      0    0      0",
-        "Q      0.6     3.2  0.000    0.050  0.0000       1         0         0        0      0    0      0",
+        "P        5      15      0      0.5     0       2         0         0        0      0    0      0",
+        "Q      0.6     3.2      0     0.05     0       1         0         0        0      0    0      0",
     ]
 
 
@@ -906,7 +912,7 @@ def test_p06_10_rej_line(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "mem    0.2     0.0  0.000    0.050  0.0000       1         0         0        0      0    2      0",
+        "mem    0.2       0      0     0.05     0       1         0         0        0      0    2      0",
         "rej: 2 session(s) ended at pool `mem` asking for more than its cap",
     ]
 
@@ -923,7 +929,7 @@ def test_p06_10_stuck_line_and_exit_status(tmp_path):
     assert pool_section(out.stdout) == [
         HEADER,
         RULE,
-        "mem    6.0     0.0  0.000    1.000  0.0000       6         0         0        5      0    0      1",
+        "mem      6       0      0        1     0       6         0         0        5      0    0      1",
         "stuck: 1 session(s) preempted again at pool `mem` without passing the position of "
         "their previous preemption",
     ]
@@ -943,9 +949,9 @@ def test_p06_10_over_line(tmp_path):
     assert out.returncode == 0, out.stderr  # §11.3: over_cap does not change the status
     sec = pool_section(out.stdout)
     assert sec[:3] == [
-        "pool  used  cached  queue  holders  wait  admits  evict(n)  evict(u)  preempt  spill  rej  stuck",
-        "----  ----  ------  -----  -------  ----  ------  --------  --------  -------  -----  ---  -----",
-        "mem    0.0     0.0  2.000    0.000   NaN       0         0         0        0      0    0      0",
+        HEADER,
+        RULE,
+        "mem      0       0      2        0     –       0         0         0        0      0    0      0",
     ]
     # §10: an `over:` line naming the waiting queue's pool, this pool and the amount (its
     # wording is not normative)

@@ -18,6 +18,9 @@ the short scenarios, 100 for SE-10 … SE-12, whose runs end by t = 65);
 every asserted number is then independent of the horizon except the time
 averages of SE-1, SE-2 and SE-13, which §13 quotes at horizon 20.
 
+SE-5 observes `adm` where §13 observes `admitted`, a supplied name refused
+as an observation name (Part 01 §6.2; pyserq 0.1.5 refuses it too).
+
 Observations are compared per session serial (a scenario lists values "s0,
 s1, s2"), values and times to a relative 1e-9; counts exactly.
 
@@ -130,7 +133,7 @@ stage engine : step { budget 8; cost 1; memory kv; }
 workload { arrive batch(3); init { set n = 6; set o = 3; } session { request; } }
 server {
   hold reqs (1), kv (min(n, left)) reserve (n) at admission (left = budget_left(engine)) {
-    observe admitted = now; observe alloc = used(kv);
+    observe adm = now; observe alloc = used(kv);
     run engine prefill (n) growing kv; observe ttft = now;
     run engine decode (o - 1) growing kv;
   }
@@ -586,7 +589,7 @@ def test_p04_se4_chunk(chunk):
 def test_p04_se5_vllm_admission_budget_left_first_chunk():
     rep = run(SE5, horizon=20)
     # §13 SE-5: admitted 0, 0, 3; alloc 8, 12, 16; ttft 1, 2, 4; response 3, 4, 6
-    assert_per_session(rep, "admitted", {0: 0, 1: 0, 2: 3})
+    assert_per_session(rep, "adm", {0: 0, 1: 0, 2: 3})
     assert_per_session(rep, "alloc", {0: 8, 1: 12, 2: 16})
     assert_per_session(rep, "ttft", {0: 1, 1: 2, 2: 4})
     assert_per_session(rep, "response", {0: 3, 1: 4, 2: 6})

@@ -405,10 +405,10 @@ PUSH_NAMES = {"P.reqs": "P_reqs", "P.kv": "P_kv", "D.reqs": "D_reqs", "D.kv": "D
 
 
 def test_p05_push_queue_and_flat_identical():
-    """vllm_nixl_push (queue form, `transfer on` two NICs) and its flat twin:
+    """vllm_nixl_push_transfer (queue form, `transfer on` two NICs) and its flat twin:
     identical reports, `events` included, seed 1, a short run."""
     kw = dict(horizon=300, warmup=30)
-    q = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push.sq"), **kw)))
+    q = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push_transfer.sq"), **kw)))
     f = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push_flat.sq"), **kw)))
     assert q["observes"]["parked"]["count"] > 20
     assert q["events"] == f["events"]
@@ -529,9 +529,9 @@ def test_p05_examples_load_and_print(path):
 
 
 def test_p05_push_example_short_run():
-    """vllm_nixl_push.sq: every copy crosses both NICs after the writer's
+    """vllm_nixl_push_transfer.sq: every copy crosses both NICs after the writer's
     wait, and the decoder's blocks wait at least that long."""
-    d = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push.sq"), horizon=120,
+    d = to_dict(serq.run(load(os.path.join(PD, "vllm_nixl_push_transfer.sq"), horizon=120,
                               warmup=0)))
     st = {s["name"]: s for s in d["stages"]}
     assert st["P.nic"]["completed"] == st["D.nic"]["completed"] == st["wr"]["completed"] > 20

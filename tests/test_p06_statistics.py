@@ -284,15 +284,15 @@ def test_p06_json_numbers(x, text):
 S10_TEXT = """\
 run: horizon 100 end 100 warmup 0 seed 1 events 7 arrivals 3 ended 3 turns 0 mean live 0.190
 
-observe  count    mean  95% CI    cv2     p99
--------  -----  ------  ------  -----  ------
-done         3  6.3333    ±inf  0.008  7.0000
+observe  count   mean  95% CI      cv2    p99
+-------  -----  -----  ------  -------  -----
+done         3  6.333       –  0.00831  7.000
 
-client    count    mean  95% CI    cv2     p99
---------  -----  ------  ------  -----  ------
-ttft          3  2.3333    ±inf  0.429  4.0000
-tpot          3  1.3333    ±inf  0.063  1.6667
-response      3  6.3333    ±inf  0.008  7.0000
+client    count   mean  95% CI      cv2    p99
+--------  -----  -----  ------  -------  -----
+ttft          3  2.333       –    0.429  4.000
+tpot          3  1.333       –   0.0625  1.667
+response      3  6.333       –  0.00831  7.000
 
 claim        kind             result
 -----------  ---------------  -------------------------------------
@@ -303,14 +303,18 @@ never        some iteration   not witnessed (7 iterations)
 all_done     at end           holds
 small_only   every iteration  out of scope: session 2 fails `given`
 
-stage  number   util  done    thru    wait  service  iters
------  ------  -----  ----  ------  ------  -------  -----
-E       0.190  0.070     6  0.0600  0.0000   3.1667      7
+stage  number   util  done  thru  wait  service  iters
+-----  ------  -----  ----  ----  ----  -------  -----
+E        0.19  0.070     6  0.06     0    3.167      7
 
-step  prefill only  decode only  mixed   idle  decodes  decode batch  decode step   itl p50   itl p99
-----  ------------  -----------  -----  -----  -------  ------------  -----------  --------  --------
-E            0.030        0.030  0.010  0.930    0.090         2.250     1.000000  1.000000  3.000000
-"""  # §10 example (W-4/W-5's program)
+step  prefill only  decode only  mixed   idle  decodes  decode batch  decode step  itl p50  itl p99
+----  ------------  -----------  -----  -----  -------  ------------  -----------  -------  -------
+E            0.030        0.030  0.010  0.930     0.09          2.25            1        1        3
+
+warning: too few samples after the warm-up for an interval (it needs 40): observe `done` (3), \
+client `ttft` (3), client `tpot` (3), client `response` (3); run longer
+"""  # §10's example (W-4/W-5's program): §10's layout and values, the numbers
+# written with significant digits, `–` for no interval and the warnings (issue 13)
 
 
 def s10_report() -> Report:
@@ -359,8 +363,9 @@ def test_p06_text_notes_and_extra_lines():
     assert "rej: 1 session(s) ended at pool `kv[1]` asking for more than its cap\n" in text
     assert "over: the head of pool `mem`'s queue asks `kv[1]` for 204," in text
     assert "idle: stage `E[0]` " in text
-    assert "E[0]    0.000  0.000     0" in text  # the stage table: label, number, util, done
-    assert "  NaN" in text  # NaN wait prints NaN
+    assert "E[0]        0  0.000     0" in text  # the stage table: label, number, util, done
+    assert "  –" in text and "NaN" not in text  # an undefined wait prints `–` (issue 13)
+    assert "warning: stage `E[0]` served nothing after the warm-up\n" in text
 
 
 # ---------------------------------------------------------------- §11.2 --dump

@@ -59,3 +59,20 @@ def test_p01_e3_queue_observables_at_one_instant():
     assert o["q"].values == [0, 1, 2] and o["b"].values == [0, 1, 1]
     assert o["w"].values == [0, 2, 4]
     assert o["q2"].values == [2, 1, 0] and o["w2"].values == [4, 2, 0]
+
+
+def test_generated_locals_do_not_shadow_bound_stages():
+    """A `choose` over a stage array followed by an aggregate over its members: the
+    generated function's temporaries once took the names of the bound stage
+    globals (`_st7`) and the run raised UnboundLocalError."""
+    import serq
+    src = """
+    let N = 3; stage s[3] : fifo; workload { arrive batch(4); }
+    session { turn; choose j in N by (queue(s[j]), -j);
+      observe total = sum k in N (queue(s[k])); run s[j] (1); }
+    run { horizon 10; }
+    """
+    report = serq.run(serq.load(source=src))
+    # the four sessions start at time 0 in order and each joins a queue before the
+    # next one observes: the totals read 0, 1, 2, 3
+    assert report.observe("total").values == [0.0, 1.0, 2.0, 3.0]

@@ -2,7 +2,7 @@
 
 Passes, one module each: lexer (lexical pre-pass), parser + build (textX
 metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
-expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
+reserved (supplied names refused as binding names), expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
 pools (pool declarations), bindings (`at admission`, stale-state lint),
 resolve + link + holds (names, moments, checks), trace (CSV corpus), lower
 (IR).
@@ -23,6 +23,7 @@ from .kernel_text import KernelText
 from .serving import find_stages
 from .layout import Flat, read_program
 from .lower import Lowerer, ir_stmts
+from .reserved import check_reserved
 from .resolve import Resolver
 from .shapes import shape_program
 
@@ -80,6 +81,7 @@ def _load(text: str, label: str, path: Optional[str], opts: dict,
         workload = (_read(wpath, wpath), wpath, wpath)
     flat = read_program(text, label, path, workload)
     _check_workload_file(flat)
+    check_reserved(flat.items, flat.sources)
     items = expand(flat.items, flat.sources, opts["defs"])
     items = rewrite_queues(items, flat.sources)
     res = Resolver(flat.sources)
@@ -148,7 +150,7 @@ def count_blocks(program: ir.Program) -> int:
     for s in ir_stmts(code):
         if isinstance(s, ir.If):
             n += 1 + bool(s.other)
-        elif isinstance(s, (ir.Loop, ir.While, ir.Hold)):
+        elif isinstance(s, (ir.Loop, ir.While, ir.Hold, ir.Fork)):
             n += 1
     return n
 

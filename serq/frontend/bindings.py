@@ -16,7 +16,7 @@ from .. import ir
 from ..errors import ParseError
 from . import syntax as S
 from .expand import substitute
-from .names import CONTEXT, OBSERVABLES, RESERVED, reserved_message
+from .names import CONTEXT, OBSERVABLES
 from .resolve import Resolver
 from .show import show
 from .walk import first_call, first_draw, first_read, names_read, stmts_in
@@ -93,9 +93,6 @@ class BindingPass:
                  "a `let` constant" if x in res.constants else
                  "a pool" if x in res.pools else
                  "a stage" if x in res.stages else None)
-        if x in RESERVED:
-            raise res.err(reserved_message(x, "an `at admission` binding"), b.pos,
-                          "give the binding a name of its own")
         if clash:
             raise res.err(f"`at admission ({x} = …)`: `{x}` is {clash}", b.pos,
                           "give the binding a name of its own")

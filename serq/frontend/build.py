@@ -162,6 +162,12 @@ class Builder(StepBuilder, QueueBuilder):
     def s_LoopStmt(self, o: Any) -> S.Stmt:
         return S.SLoop(self.block(o.body), self.pos(o))
 
+    def s_ForkStmt(self, o: Any) -> S.Stmt:
+        return S.SFork(self.block(o.body), self.pos(o))
+
+    def s_JoinStmt(self, o: Any) -> S.Stmt:
+        return S.SJoin(self.pos(o))
+
     def s_WhileStmt(self, o: Any) -> S.Stmt:
         return S.SWhile(self.expr(o.guard), self.block(o.body), self.pos(o))
 

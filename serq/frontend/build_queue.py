@@ -105,22 +105,25 @@ class QueueBuilder:
             else:
                 params = list(it.params)
                 ppos = [self.pos(it, 2 + 2 * i) for i in range(len(params))]
+                # the tokens before `from`: the verb, then `( p, … )`
+                before = 1 + (max(2, 2 * len(params) + 1) if it.parens else 0)
+                src_pos = self.pos(it, before + 1) if it.src else None
                 q.entries.append(S.QEntry(it.verb, params, ppos, it.src or None,
-                                          self.block(it.body), ipos, bool(it.parens)))
+                                          self.block(it.body), ipos, bool(it.parens),
+                                          src_pos))
                 q.parts.append(("entry", ipos))
         return q
 
     def i_PullDecl(self, o: Any) -> S.IPull:
         pos = self.pos(o)
-        if o.kw == "push":
-            raise self.error("the push relation (`P push D …`) is not part of this "
-                             "language", self.pos(o, 1),
-                             "let the reader start the copy: `D pull P latency x share "
-                             "maxmin;`, or write the copy with `transfer on …`")
         if o.policy in (None, ""):
-            raise self.error(f"`{o.reader} pull {o.source}` names how concurrent reads "
+            what = "reads" if o.kw == "pull" else "writes"
+            raise self.error(f"`{o.reader} {o.kw} {o.source}` names how concurrent {what} "
                              "divide the NICs: add `share maxmin` or `share bottleneck`",
                              pos)
+        if o.kw == "push":  # `P push D`: the poster first, the reader second
+            return S.IPull(o.source, o.reader, self.opt(o.latency), o.policy, pos,
+                           pos, kind="push", reader_pos=self.pos(o, 2))
         return S.IPull(o.reader, o.source, self.opt(o.latency), o.policy, pos,
                        self.pos(o, 2))
 

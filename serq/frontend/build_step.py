@@ -127,7 +127,8 @@ class StepBuilder:
 
     def i_DeviceDecl(self, o: Any) -> S.IDevice:
         caps = [self.dev_cap(c) for c in o.items if kind(c) == "DevCap"]
-        resources = [S.DevResource(c.ident, list(c.params), self.expr(c.value), self.pos(c))
+        resources = [S.DevResource(c.ident, list(c.params), self.expr(c.value), self.pos(c),
+                                   [self.pos(c, 2 + 2 * i) for i in range(len(c.params))])
                      for c in o.items if kind(c) == "DevResource"]
         return S.IDevice(o.ident, self.opt(o.size), caps, resources, self.pos(o),
                          self.pos(o, 1))

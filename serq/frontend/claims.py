@@ -8,7 +8,6 @@ from dataclasses import replace
 from .. import ir
 from . import syntax as S
 from .moments import END, GIVEN, ITERATION
-from .names import RESERVED, reserved_message
 from .resolve import CONSTANT, Resolver
 
 
@@ -16,8 +15,6 @@ def lower_claims(res: Resolver, claims: list[S.IClaim]) -> list[ir.Claim]:
     """The IR claims in declaration order (after the observations are known)."""
     out: list[ir.Claim] = []
     for c in claims:
-        if c.name in RESERVED:
-            raise res.err(reserved_message(c.name, "a claim"), c.name_pos)
         if any(x.name == c.name for x in out):
             raise res.err(f"claim `{c.name}` is declared twice", c.name_pos)
         given = res.expr(c.given, GIVEN) if c.given is not None else None

@@ -12,7 +12,7 @@ from ..errors import LinkError, ParseError
 from ..ir import Pos
 from . import syntax as S
 from .expand import substitute
-from .names import RESERVED, WORDS, reserved_message
+from .names import WORDS
 from .resolve import Resolver
 from .show import show
 from .walk import nodes, rewrite
@@ -88,8 +88,6 @@ class EnginePass:
 
     # ------------------------------------------------------- declarations
     def device(self, d: S.IDevice) -> None:
-        if d.name in RESERVED:
-            raise self.err(reserved_message(d.name, "a device"), d.name_pos)
         if d.name in self.devices:
             raise self.err(f"duplicate device `{d.name}`", d.name_pos)
         self.devices[d.name] = d
@@ -99,7 +97,7 @@ class EnginePass:
                 raise self.err(f"device `{d.name}`: `{x.name}` is declared twice", x.pos)
             seen.add(x.name)
         for r in d.resources:
-            if r.name in WORDS or r.name in RESERVED:
+            if r.name in WORDS:
                 raise self.err(f"`{r.name}` is a word of the language: name the time "
                                "resource otherwise", r.pos)
             self.res.resources[r.name] = d.name
@@ -107,8 +105,6 @@ class EnginePass:
     def engine(self, e: S.IEngine) -> None:
         if e.name == "engine":
             raise self.err("an engine may not be named `engine`", e.name_pos)
-        if e.name in RESERVED:
-            raise self.err(reserved_message(e.name, "an engine"), e.name_pos)
         if e.name in self.devices:
             raise self.err(f"`{e.name}` names a device and an engine", e.name_pos)
         if e.device not in self.devices:
@@ -295,8 +291,6 @@ class EnginePass:
         and a `serve` clause or an `iteration` body."""
         lets: dict[str, S.Expr] = {}
         for b in c.lets:
-            if b.name in RESERVED:
-                raise self.err(reserved_message(b.name, "a schedule's `let`"), b.pos)
             if b.name in lets:
                 raise self.err(f"`let {b.name}` twice in the schedule of `{e.name}`", b.pos)
             lets[b.name] = substitute(self.values(b.value, "at_most", e), lets, None)

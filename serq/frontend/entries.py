@@ -153,6 +153,12 @@ class Rewriter:
     def s_SLoop(self, s: S.SLoop, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
 
+    def s_SFork(self, s: S.SFork, ctx: Context, where: str) -> list:
+        return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
+
+    def s_SJoin(self, s: S.SJoin, ctx: Context, where: str) -> list:
+        return [s]
+
     def s_SWhile(self, s: S.SWhile, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, guard=self.expr(s.guard, ctx),
                                     body=self.block(s.body, ctx, where))]
@@ -283,6 +289,11 @@ class Rewriter:
         """`e` with the names of `ctx` mapped; `place` is body, header or index."""
         if isinstance(e, S.EName):
             return self.name(e, ctx, place, bound)
+        if isinstance(e, S.ECall) and e.fn == "cost" and len(e.args) >= 2:
+            names = [self.cost_resource(r, ctx) if isinstance(r, S.EName)
+                     else self.expr(r, ctx, place, bound) for r in e.args[:-1]]
+            return dataclasses.replace(
+                e, args=[*names, self.expr(e.args[-1], ctx, place, bound)])
         if isinstance(e, S.ECall) and e.fn in OBSERVABLES and e.args and \
                 isinstance(e.args[0], S.EName):
             first = self.observed(e.args[0], ctx)
@@ -456,6 +467,30 @@ class Rewriter:
                     raise self.err(f"`{r.name}` has no source here", r.pos, ctx=ctx)
                 return clone(ctx.source.pool), True
         return self.indexed(r, ctx), False
+
+    def cost_resource(self, r: S.EName, ctx: Context) -> S.EName:
+        """A resource `cost(…)` names (Part 01 §4.5): mapped as a hold, run or
+        `transfer` names it (the entry's own pools and stage, its `from` name,
+        `Q[i].p`); a queue's generated family (`Q.p`, `Q.nic`, `Q.latency`,
+        `Q.nic.latency`) may also be named without an index, since `cost`
+        names a family and does not read its index."""
+        owner = self.d.queues.get(r.name) if r.fields else None
+        if owner is not None and r.index is None and \
+                r.fields in self.generated_fields(owner):
+            return S.EName(f"{r.name}.{'.'.join(r.fields)}", r.pos)
+        return self.resource(r, ctx)[0]
+
+    @staticmethod
+    def generated_fields(q: Queue) -> set:
+        """The dotted names of the pools and stages queue `q` generates."""
+        out = {(p,) for p in q.pools}
+        if q.decl.nic is not None:
+            out.add(("nic",))
+        if q.decl.serve is not None and q.decl.latency is not None:
+            out.add(("latency",))
+        if q.pull is not None and q.pull.latency is not None:
+            out.add(("nic", "latency"))
+        return out
 
     def stage_ref(self, r: S.EName, ctx: Context) -> S.EName:
         return self.resource(r, ctx)[0]

@@ -13,7 +13,8 @@ from ..errors import LinkError, ParseError
 from ..ir import Pos
 from . import syntax as S
 from .build import parse_expression
-from .names import OBSERVABLES, RESERVED, WORDS, reserved_message
+from .names import OBSERVABLES, WORDS
+from .reserved import check_reserved
 from .walk import EXPR_TYPES, nodes, size, stmts_in
 
 MAX_TOKENS = 100_000
@@ -124,6 +125,7 @@ class Expander:
                 raise LinkError(f"the `def` override `{name}`: `{name}` is statements; "
                                 "an override replaces an expression definition")
             value = parse_expression(str(text), f"--def {name}")
+            check_reserved(value, {f"--def {name}": str(text)})
             for d in targets:
                 d.expr = value
 
@@ -146,8 +148,6 @@ class Expander:
             raise self.perr(f"`{d.name}` is defined twice", d.name_pos)
         if d.name in WORDS:
             raise self.perr(f"`{d.name}` is a word of the language", d.name_pos)
-        if d.name in RESERVED:
-            raise self.perr(reserved_message(d.name, "a definition"), d.name_pos)
         for kind, names in (("constant", self.lets), ("stage", self.stages),
                             ("pool", self.pools)):
             if d.name in names:
@@ -158,8 +158,6 @@ class Expander:
                 raise self.perr(f"`{p}` is a parameter twice", ppos)
             if p in WORDS:
                 raise self.perr(f"`{p}` is a word of the language", ppos)
-            if p in RESERVED:
-                raise self.perr(reserved_message(p, "a parameter"), ppos)
             seen.add(p)
         taken = bound(d.expr if d.expr is not None else d.stmts) | (assigned(d.stmts) if d.expr is None else set())
         for p in d.params:

@@ -204,6 +204,12 @@ class KernelText:
     def s_SLoop(self, s: S.SLoop, d: int) -> None:
         self.nested("loop", s.body, d)
 
+    def s_SFork(self, s: S.SFork, d: int) -> None:
+        self.nested("fork", s.body, d)
+
+    def s_SJoin(self, s: S.SJoin, d: int) -> None:
+        self.emit(d, "join;")
+
     def s_SWhile(self, s: S.SWhile, d: int) -> None:
         self.nested(f"while ({show(s.guard)})", s.body, d)
 

@@ -12,7 +12,6 @@ from ..errors import LinkError, SerqError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .holds import HoldFrame, HoldLinker
-from .names import RESERVED, reserved_message
 from .resolve import SESSION, Resolver, fold, whole
 from .serving import find_stages
 from .steps import constant_guard
@@ -33,9 +32,6 @@ def target_error(res: Resolver, name: str, pos: Pos) -> Optional[LinkError]:
     """Why `name` may not be assigned as a session attribute, if it may not."""
     if name in READ_ONLY:
         return res.err(READ_ONLY[name], pos)
-    if name in RESERVED:
-        return res.err(reserved_message(name, "a session attribute"), pos,
-                       "give the session attribute a name of its own")
     if name in res.constants:
         return res.err(f"`{name}` is both a `let` constant and a session attribute", pos)
     return None
@@ -75,6 +71,10 @@ class StatementLinker(HoldLinker):
         self.shared: set[str] = set()
         self.holds: list[HoldFrame] = []
         self.leased = leased or set()
+        self.preemptible: set[str] = set()   # pools declared with `preempt`
+        self.in_leg = False
+        self.forks: list[ir.Fork] = []
+        self.joins: list[ir.Join] = []
 
     def block(self, stmts: list) -> list[ir.Stmt]:
         return [self.stmt(s) for s in stmts]
@@ -98,15 +98,60 @@ class StatementLinker(HoldLinker):
         return ir.Set(s.name, self.expr(s.value), s.pos)
 
     def l_SObserve(self, s: S.SObserve) -> ir.Stmt:
-        # Observation names are never read in expressions, so a supplied name
-        # is accepted (as pyserq 0.1.3 does; Part 02 W-7 observes `last`).
         return ir.Observe(s.name, self.expr(s.value), is_test(s.value), s.pos)
 
     def l_STurn(self, s: S.STurn) -> ir.Stmt:
+        self.not_in_leg("`turn`", s.pos)
         return ir.Turn(s.pos)
 
     def l_SEnd(self, s: S.SEnd) -> ir.Stmt:
+        self.not_in_leg("`end`", s.pos)
         return ir.End(s.pos)
+
+    # ------------------------------------------------------- concurrent legs
+    def not_in_leg(self, what: str, pos: Pos) -> None:
+        """A leg runs part of the request: no `turn`, `end`, fork or `join`."""
+        if self.in_leg:
+            raise self.res.err(f"a `fork`'s leg may not {what}: a leg runs part of the "
+                               "request beside its session, which turns, ends, forks "
+                               "and joins", pos,
+                               "move the statement after the `fork { … }` block")
+
+    def l_SFork(self, s: S.SFork) -> ir.Stmt:
+        self.not_in_leg("fork", s.pos)
+        for frame in self.holds:
+            for name, _ in frame.pools:
+                if name in self.preemptible:
+                    raise self.res.err(
+                        f"`fork` inside a hold of `{name}`, which may preempt it: a "
+                        "preempted hold runs its body again from the top and would "
+                        "send a second leg", s.pos,
+                        "fork before the hold, or declare the pool without `preempt`")
+        outer, self.holds, self.in_leg = self.holds, [], True
+        try:
+            body = self.block(s.body)
+        finally:
+            self.holds, self.in_leg = outer, False
+        fork = ir.Fork(body, len(self.forks), s.pos)
+        self.forks.append(fork)
+        return fork
+
+    def l_SJoin(self, s: S.SJoin) -> ir.Stmt:
+        self.not_in_leg("`join`", s.pos)
+        join = ir.Join(s.pos)
+        self.joins.append(join)
+        return join
+
+    def check_legs(self) -> None:
+        """A `join` needs a fork in the program, and a fork a `join`."""
+        if self.joins and not self.forks:
+            raise self.res.err("a `join` in a program that forks no leg waits for "
+                               "nothing", self.joins[0].pos,
+                               "remove the `join;`, or start a leg with `fork { … }`")
+        if self.forks and not self.joins:
+            raise self.res.err("a program that forks a leg and never joins: its session "
+                               "would end while the leg runs", self.forks[0].pos,
+                               "write `join;` where the session waits for its legs")
 
     def l_SMark(self, s: S.SMark) -> ir.Stmt:
         return ir.RequestBegin(s.pos) if s.kind == "begin" else ir.RequestEnd(s.pos)

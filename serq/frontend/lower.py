@@ -17,7 +17,6 @@ from .consts import Constants
 from .bindings import leased_pools, prepare_holds
 from .claims import lower_claims
 from .link import StatementLinker, target_error
-from .names import RESERVED, reserved_message
 from .pools import PoolLowerer, family_size
 from .resolve import GAUGE, PS, RENEWAL, Resolver, StageInfo, fold, whole
 from .shapes import Shaped
@@ -50,8 +49,6 @@ class Lowerer:
     def declare_stages(self) -> None:
         res = self.res
         for st in self.of(S.IStage):
-            if st.name in RESERVED:
-                raise res.err(reserved_message(st.name, "a stage"), st.name_pos)
             if st.name in res.stages:
                 raise res.err(f"duplicate stage `{st.name}`", st.name_pos, notes=[
                     f"`{st.name}` declared at {res.stages[st.name].pos.line}:"
@@ -169,10 +166,12 @@ class Lowerer:
     # ----------------------------------------------------------------- code
     def code(self) -> None:
         linker = StatementLinker(self.res, leased_pools(self.shaped.session))
+        linker.preemptible = {p.name for p in self.program.pools if p.preempt != "none"}
         self.program.workload.init = linker.block(self.shaped.init)
         self.program.workload.turn = linker.block(self.shaped.turn)
         if self.shaped.session is not None:
             self.program.session = linker.block(self.shaped.session)
+        linker.check_legs()
         self.program.has_requests = self.shaped.shape in ("R", "T")
         self.share(linker)
 
@@ -197,8 +196,6 @@ class Lowerer:
         res = self.res
         observed = set(self.program.observations)
         for g in self.of(S.IGauge):
-            if g.name in RESERVED:
-                raise res.err(reserved_message(g.name, "a gauge"), g.name_pos)
             if any(x.name == g.name for x in self.program.gauges):
                 raise res.err(f"duplicate gauge `{g.name}`", g.name_pos)
             if g.name in observed:
@@ -217,13 +214,7 @@ class Lowerer:
                 names.setdefault(s.name, None)
         p.observations = list(names)
 
-    def lets(self) -> None:
-        for let in self.of(S.ILet):
-            if let.name in RESERVED:
-                raise self.res.err(reserved_message(let.name, "a constant"), let.name_pos)
-
     def run(self) -> ir.Program:
-        self.lets()
         self.declare_stages()
         pools = PoolLowerer(self.res, self.consts, self.of(S.IPool))
         pools.declare()

@@ -21,6 +21,7 @@ from textx.exceptions import TextXError, TextXSyntaxError
 
 from ..errors import ParseError
 from ..ir import Pos
+from .braces import unclosed_brace
 from .lexer import Token, lex
 
 GRAMMAR_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -163,6 +164,12 @@ def parse_source(text: str, file: str, root: str = "program"):
             i, expected = i - 1, ["eof", "stage"]
             tok = tokens[i]
         message = syntax_message(expected, tokens, i)
+        brace = unclosed_brace(tokens, text, starts)
+        if brace is not None:
+            raise ParseError("this `{` is never closed", Pos(file, brace.line, brace.col, 1),
+                             source=text,
+                             help=f"add the `}}` that ends this block (the text stops making "
+                                  f"sense at {tok.line}:{tok.col}: {message})") from None
         raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text) from None
     except (TextXError, RecursionError, ValueError) as e:  # pragma: no cover
         raise ParseError(f"cannot parse: {e}", Pos(file, 1, 1, 1), source=text) from None

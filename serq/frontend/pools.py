@@ -11,7 +11,6 @@ from .. import ir
 from ..errors import shortest
 from . import syntax as S
 from .consts import Constants
-from .names import RESERVED, reserved_message
 from .resolve import EVICT, SELECT, VICTIM, Moment, PoolInfo, Resolver, fold, whole
 from .steps import pair
 from .walk import first_call, first_draw, first_read
@@ -48,8 +47,6 @@ class PoolLowerer:
         expression can read `blocksize(p)` or index a pool)."""
         res = self.res
         for p in self.decls:
-            if p.name in RESERVED:
-                raise res.err(reserved_message(p.name, "a pool"), p.name_pos)
             if p.name in res.pools:
                 first = res.pools[p.name].pos
                 raise res.err(f"duplicate pool `{p.name}`", p.name_pos,

@@ -240,20 +240,32 @@ class QueueDecls:
     def relation(self, r: S.IPull) -> None:
         for name, pos in ((r.reader, r.pos), (r.source, r.source_pos)):
             if name not in self.queues:
-                raise self.err(f"`{r.reader} pull {r.source}`: no queue `{name}` is "
-                               "declared above the relation", pos)
+                raise self.err(f"`{r.text}`: no queue `{name}` is declared above the "
+                               "relation", pos)
         reader, source = self.queues[r.reader], self.queues[r.source]
         if r.reader == r.source:
-            raise self.err(f"`{r.reader}` pulls from itself", r.pos,
-                           "a pull relation names a reader and another queue")
+            raise self.err(f"`{r.reader}` pulls from itself" if r.kind == "pull" else
+                           f"`{r.source}` pushes to itself", r.reader_pos or r.pos,
+                           "a relation names a reader and another queue")
         for q in (source, reader):
             if q.decl.nic is None:
                 raise self.err(f"queue `{q.name}` has no `nic`; a copy runs over the "
                                "source's NIC and the reader's", r.pos,
                                f"add `nic ps(…);` to queue `{q.name}`")
         if reader.pull is not None:
-            raise self.err(f"queue `{r.reader}` pulls twice: one relation per reader",
+            raise self.err(f"queue `{r.reader}` pulls twice: one relation per reader"
+                           if r.kind == reader.pull.kind == "pull" else
+                           f"queue `{r.reader}` reads by two relations "
+                           f"(`{reader.pull.text}`, `{r.text}`): one relation per reader",
                            r.pos)
+        if r.kind == "push" and r.latency is not None:
+            for other in self.pulls:
+                if other.kind == "push" and other.source == r.source and \
+                        other.latency is not None:
+                    raise self.err(f"`{r.source}` waits before the copies of another "
+                                   f"relation already (`{other.text}`): a queue posts the "
+                                   "copies of one relation with a `latency`",
+                                   r.latency.pos)
         if self.pulls and self.pulls[0].policy != r.policy:
             raise self.err(f"the relations name two `share` policies "
                            f"(`{self.pulls[0].policy}`, `{r.policy}`): the program has one",
@@ -268,9 +280,9 @@ class QueueDecls:
         """The kernel declarations an IQueue or IPull item stands for."""
         if isinstance(item, S.IPull):
             out: list = []
-            reader = self.queues[item.reader].decl
+            waiter = self.queues[item.waiter].decl
             if item.latency is not None:
-                out.append(S.IStage(f"{reader.name}.nic.latency", reader.size, "delay",
+                out.append(S.IStage(f"{waiter.name}.nic.latency", waiter.size, "delay",
                                     None, item.pos, item.pos))
             if item is self.pulls[0]:
                 out.append(S.IShare(item.policy, item.pos))

@@ -19,7 +19,12 @@ from ..ir import Pos
 from . import arith
 from . import syntax as S
 from .names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES, POOL_OBSERVABLES,
-                    RESERVED, STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
+                    STAGE_OBSERVABLES, STEP_OBSERVABLES, moments_text, suggest)
+
+#: Every function a call may name, for "did you mean" on an unknown one (the
+#: aggregates of observations only where they are read: a claim `at end`).
+FUNCTION_NAMES = frozenset(ARITH) | frozenset(STAGE_OBSERVABLES) | frozenset(POOL_OBSERVABLES) \
+    | frozenset(STEP_OBSERVABLES) | frozenset(OBS_AGGREGATES) | {"cost"}
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,9 @@ class Resolver:
                                f"{moments_text([m.name])}", e.pos)
             return ir.Attr(n)
         if m.name == "constant":
-            raise self.err(f"`{n}` is not a constant", e.pos)
+            near = suggest(n, self.constant_pos)
+            raise self.err(f"`{n}` is not a constant", e.pos,
+                           f"did you mean constant `{near}`?" if near else None)
         names = {**{k: None for k in self.attributes}, **self.constant_pos}
         names.update({k: v for k, v in self.attributes.items() if v})
         raise self.unknown("name", n, e.pos, names,
@@ -275,7 +282,10 @@ class Resolver:
             raise self.err(f"`{fn}` is a time resource of device `{self.resources[fn]}`, "
                            "read only in the `execute` of the engine on it", pos)
         if table is None:
-            raise self.err(f"unknown function `{fn}`", pos)
+            near = suggest(fn, FUNCTION_NAMES if m.name == "end"
+                           else FUNCTION_NAMES - frozenset(OBS_AGGREGATES))
+            raise self.err(f"unknown function `{fn}`", pos,
+                           f"did you mean `{near}`?" if near else None)
         if len(e.args) != table[fn]:
             raise self.err(f"`{fn}` takes {table[fn]} argument(s), got {len(e.args)}", pos)
         if table is ARITH:
@@ -338,6 +348,13 @@ class Resolver:
         for r in e.args[:-1]:
             if not isinstance(r, S.EName) or r.fields:
                 raise self.err("`cost` names a stage or a pool before its quantity", pos)
+            if r.name not in self.pools and r.name not in self.stages:
+                at = Pos(r.pos.file, r.pos.line, r.pos.col, len(r.name))
+                known = {**{k: v.pos for k, v in self.stages.items()},
+                         **{k: v.pos for k, v in self.pools.items()}}
+                raise self.unknown("stage or pool", r.name, at, known,
+                                   "`cost` names the stage or pool its quantity is used "
+                                   "on: name a declared one")
             kind = "pool" if r.name in self.pools and r.name not in self.stages else "stage"
             self.ref(r, m, scope, evaluate=False, kind=kind)
             families.add(r.name)
@@ -354,7 +371,6 @@ class Resolver:
         head = f"`{e.op} {v} in`"
         clash = ("also a session attribute" if v in self.attributes else
                  "also a `let` constant" if v in self.constants else
-                 "a name the language supplies" if v in RESERVED else
                  "already an aggregate's index" if v in scope else None)
         if clash:
             raise self.err(f"{head}: `{v}` is {clash}", e.pos,

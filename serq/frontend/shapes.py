@@ -132,7 +132,7 @@ class Shaper:
             if isinstance(s, (S.SIf,)):
                 s = replace(s, then=self.splice(s.then, shape),
                             other=self.splice(s.other, shape))
-            elif isinstance(s, (S.SLoop, S.SWhile, S.SHold)):
+            elif isinstance(s, (S.SLoop, S.SWhile, S.SHold, S.SFork)):
                 s = replace(s, body=self.splice(s.body, shape))
             out.append(s)
             if shape == "T" and isinstance(s, S.STurn):

@@ -15,7 +15,6 @@ from ..errors import ParseError, shortest
 from ..ir import Pos
 from . import syntax as S
 from .moments import BUDGET, ONLY, PLAN, SERVE, STEP, of_stage
-from .names import RESERVED, reserved_message
 from .resolve import CONSTANT, Moment, Resolver, StageInfo, fold
 from .show import show
 
@@ -103,8 +102,6 @@ class StepLinker:
             if c.key != "state":
                 continue
             head = f"stage `{st.name}`: `state {c.name}`"
-            if c.name in RESERVED:
-                raise res.err(reserved_message(c.name, "a register"), c.name_pos)
             taken = ("a `let` constant" if c.name in res.constants else
                      "a session attribute" if c.name in res.attributes else
                      "a stage" if c.name in res.stages else

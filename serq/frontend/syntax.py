@@ -286,8 +286,23 @@ class SMarkTime(SBase):
     name_pos: Pos
 
 
+@dataclass
+class SFork(SBase):
+    """`fork { … }`: the body runs as a leg beside the session."""
+
+    body: list["Stmt"]
+    pos: Pos
+
+
+@dataclass
+class SJoin(SBase):
+    """`join;`: wait for every leg forked so far."""
+
+    pos: Pos
+
+
 Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
-             SRun, SUse, SMark, SHold, SPoolStmt, SServing, SCall, SMarkTime]
+             SRun, SUse, SMark, SHold, SPoolStmt, SServing, SCall, SMarkTime, SFork, SJoin]
 
 
 # ------------------------------------------- step stages, schedules (Part 04)
@@ -550,6 +565,7 @@ class DevResource:
     params: list[str]
     value: Expr
     pos: Pos
+    param_pos: list = field(default_factory=list)
 
 
 @dataclass
@@ -612,6 +628,7 @@ class QEntry:
     body: list
     pos: Pos
     parens: bool = False
+    src_pos: Optional[Pos] = None
 
 
 @dataclass
@@ -636,7 +653,9 @@ class IQueue:
 
 @dataclass
 class IPull:
-    """`D pull P [latency x] share s;` (Part 05 §2.10)."""
+    """`D pull P [latency x] share s;` (Part 05 §2.10), or `P push D …`
+    (kind "push": the source posts the copies and waits `latency` before each
+    at its own stage `P.nic.latency`)."""
 
     reader: str
     source: str
@@ -644,6 +663,19 @@ class IPull:
     policy: Optional[str]
     pos: Pos
     source_pos: Pos
+    kind: str = "pull"
+    reader_pos: Optional[Pos] = None   # `P push D`: where `D` is written
+
+    @property
+    def text(self) -> str:
+        """The relation as written: `D pull P` or `P push D`."""
+        return (f"{self.source} push {self.reader}" if self.kind == "push"
+                else f"{self.reader} pull {self.source}")
+
+    @property
+    def waiter(self) -> str:
+        """The queue whose `nic.latency` stage the copies wait at."""
+        return self.source if self.kind == "push" else self.reader
 
 
 Item = Union[IUse, ILet, IDef, IStage, IPool, IShare, IWorkload, IBlock, ISettings,

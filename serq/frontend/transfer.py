@@ -46,7 +46,9 @@ class Transfers:
                 S.SPoolStmt("release", src, None, s.pos, via=s.via)]
 
     def pull_read(self, s: S.SServing, ctx: Context) -> list:
-        """The read of `D pull P latency x share s;` (Part 05 §2.10)."""
+        """The read of `D pull P latency x share s;` (Part 05 §2.10), or the
+        copy `P push D latency x share s;` posts (the wait is the poster's,
+        at `P.nic.latency` of the source member)."""
         rw, q = self.rw, ctx.queue
         rel = q.pull
         if rel is None:
@@ -60,12 +62,15 @@ class Transfers:
         source = ctx.source
         if source is None or source.queue != rel.source:
             taken = show(source.pool) if source is not None else "no queue"
-            raise rw.err(f"`{q.name}` pulls from `{rel.source}`, and this entry was called "
-                         f"`from {taken}`", s.pos, ctx=ctx)
+            what = f"pulls from `{rel.source}`" if rel.kind == "pull" else \
+                f"is pushed to by `{rel.source}`"
+            raise rw.err(f"`{q.name}` {what}, and this entry was called `from {taken}`",
+                         s.pos, ctx=ctx)
         dst = rw.pool_ref(s.dst, ctx, "loads")
         out = []
         if rel.latency is not None:
-            out.append(S.SRun([S.EName(f"{q.name}.nic.latency", s.pos, clone(ctx.index))],
+            index = clone(source.index) if rel.kind == "push" else clone(ctx.index)
+            out.append(S.SRun([S.EName(f"{rel.waiter}.nic.latency", s.pos, index)],
                               None, clone(rel.latency), None, s.pos, via=s.via))
         nics = [S.EName(f"{rel.source}.nic", s.pos, clone(source.index)),
                 S.EName(f"{q.name}.nic", s.pos, clone(ctx.index))]

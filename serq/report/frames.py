@@ -16,7 +16,8 @@ events, arrivals, ended, turns, mean_live), so frames of several runs can be
 told apart; add a column (`df.assign(seed=report.seed)`) before
 concatenating them.
 
-pandas is an optional dependency (`pip install serq-simpy[pandas]`).
+pandas is an optional dependency (`pip install pandas`, or `pip install -e '.[pandas]'`
+in a clone).
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _pandas() -> Any:
     except ImportError:
         raise ImportError(
             "Report.to_pandas() needs pandas, an optional dependency of serq-simpy: "
-            "install it with `pip install serq-simpy[pandas]` (or `pip install pandas`); "
+            "install it with `pip install pandas` (from a clone of serq-simpy: "
+            "`pip install -e '.[pandas]'`); "
             "the report's attributes and `report.json()` need nothing else") from None
     return pandas
 

@@ -328,7 +328,7 @@ class Report:
     def to_pandas(self, section: Optional[str] = None):
         """Tidy pandas frames of the report, one per section: `observations`,
         `samples`, `stages`, `pools`, `gauges`, `claims` (a dict), or the one
-        frame `section` names. Needs pandas (`pip install serq-simpy[pandas]`);
+        frame `section` names. Needs pandas (`pip install -e '.[pandas]'` in a clone);
         see `serq.report.frames`."""
         from .frames import frames
         return frames(self, section)

@@ -1,8 +1,12 @@
-"""The text report (spec Part 06 §10), upstream 0.1.3's layout plus serq-simpy's `client` table.
+"""The text report (spec Part 06 §10): upstream 0.1.3's layout and sections plus
+serq-simpy's `client` table, with numbers written for people.
 
-Every line ends with a newline. Fixed-point numbers print `NaN` for NaN
-and `inf` for an infinite value (so an interval without samples reads
-`±inf`).
+Every line ends with a newline. The layout (sections, columns, alignment,
+the notes after the pool table) is upstream's; the figures are written with
+the significant digits their magnitude needs (`numbers.py`: a mean and its
+interval share their decimals, `–` marks an undefined figure), and the
+report ends with plain-word warnings about figures that cannot be trusted
+(`trust.py`). Tools read `--json`, whose numbers are exact.
 """
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from typing import Optional, Sequence
 from ..stats.summary import Summary
 from .json_report import number_text
 from .model import CLAIM_KINDS, ClaimRow, Report
+from .numbers import mean_cells, share, sig
+from .trust import findings
 
 _SUMMARY_HEADER = ("count", "mean", "95% CI", "cv2", "p99")
 
@@ -44,8 +50,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], left: bool = Fal
 
 
 def _summary_cells(name: str, s: Summary) -> list[str]:
-    return [name, str(s.count), fixed(s.mean, 4), "±" + fixed(s.ci, 4), fixed(s.cv2, 3),
-            fixed(s.p99, 4)]
+    mean, ci, p99 = mean_cells(s.mean, s.ci, s.p99)
+    return [name, str(s.count), mean, ci, sig(s.cv2, 3), p99]
 
 
 def _iterations(n: int) -> str:
@@ -100,8 +106,7 @@ def _client(r: Report) -> list[str]:
 def _gauges(r: Report) -> list[str]:
     if not r.gauges:
         return []
-    rows = [[n, fixed(g.mean, 4), "±" + fixed(g.ci, 4), fixed(g.min, 4), fixed(g.max, 4)]
-            for n, g in r.gauges.items()]
+    rows = [[n] + mean_cells(g.mean, g.ci, g.min, g.max) for n, g in r.gauges.items()]
     return table(("gauge", "mean", "95% CI", "min", "max"), rows)
 
 
@@ -115,8 +120,8 @@ def _claims(r: Report) -> list[str]:
 def _stages(r: Report) -> list[str]:
     if not r.stages:
         return []
-    rows = [[s.label, fixed(s.mean_number, 3), fixed(s.utilization, 3), str(s.completed),
-             fixed(s.throughput, 4), fixed(s.mean_wait, 4), fixed(s.mean_service, 4),
+    rows = [[s.label, sig(s.mean_number), share(s.utilization), str(s.completed),
+             sig(s.throughput), sig(s.mean_wait), sig(s.mean_service),
              str(s.iterations)] for s in r.stages]
     return table(("stage", "number", "util", "done", "thru", "wait", "service", "iters"), rows)
 
@@ -125,10 +130,10 @@ def _step(r: Report) -> list[str]:
     steps = [s for s in r.stages if s.iterations > 0]
     if not steps:
         return []
-    rows = [[s.label, fixed(s.prefill_only, 3), fixed(s.decode_only, 3), fixed(s.mixed, 3),
-             fixed(1.0 - s.prefill_only - s.decode_only - s.mixed, 3), fixed(s.mean_decodes, 3),
-             fixed(s.mean_decode_batch, 3), fixed(s.mean_decode_step, 6), fixed(s.itl_p50, 6),
-             fixed(s.itl_p99, 6)] for s in steps]
+    rows = [[s.label, share(s.prefill_only), share(s.decode_only), share(s.mixed),
+             share(1.0 - s.prefill_only - s.decode_only - s.mixed), sig(s.mean_decodes),
+             sig(s.mean_decode_batch), sig(s.mean_decode_step), sig(s.itl_p50),
+             sig(s.itl_p99)] for s in steps]
     header = ("step", "prefill only", "decode only", "mixed", "idle", "decodes", "decode batch",
               "decode step", "itl p50", "itl p99")
     return table(header, rows)
@@ -146,9 +151,9 @@ def _over_line(pool_label: str, over: Optional[tuple[str, float]]) -> list[str]:
 def _pools(r: Report) -> list[str]:
     if not r.pools:
         return []
-    rows = [[p.label, fixed(p.mean_used, 1), fixed(p.mean_cached, 1), fixed(p.mean_queue, 3),
-             fixed(p.mean_holders, 3), fixed(p.mean_wait, 4), str(p.admissions),
-             str(p.evicted_entries), fixed(p.evicted_units, 0), str(p.preemptions),
+    rows = [[p.label, sig(p.mean_used), sig(p.mean_cached), sig(p.mean_queue),
+             sig(p.mean_holders), sig(p.mean_wait), str(p.admissions),
+             str(p.evicted_entries), number_text(p.evicted_units), str(p.preemptions),
              str(p.spills), str(p.rejected), str(p.stuck)] for p in r.pools]
     header = ("pool", "used", "cached", "queue", "holders", "wait", "admits", "evict(n)",
               "evict(u)", "preempt", "spill", "rej", "stuck")
@@ -170,9 +175,15 @@ def _idle(r: Report) -> list[str]:
             f"nobody waits for an event)" for s in r.stages if s.idle_with_work]
 
 
+def _warnings(r: Report) -> list[str]:
+    found = findings(r)
+    return [""] + [f"warning: {w}" for w in found] if found else []
+
+
 def to_text(report: Report) -> str:
     """The whole text report, each line ending in a newline (§10)."""
     lines = [_run_line(report)]
-    for section in (_observes, _client, _gauges, _claims, _stages, _step, _pools, _idle):
+    for section in (_observes, _client, _gauges, _claims, _stages, _step, _pools, _idle,
+                    _warnings):
         lines += section(report)
     return "\n".join(lines) + "\n"

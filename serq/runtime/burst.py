@@ -12,10 +12,25 @@ for event:
   and, when the model is quiet, settles the engine itself (`_burst`);
 * an iteration whose end comes strictly before the next calendar entry (and
   within the horizon) is not put on the calendar: `_burst` ends it inline;
-* when every resident decodes and the in-order body would give each one
-  token that fits its allocation, `_repeat_decodes` plans that iteration
-  without a `Plan`, and `_replay` runs whole iterations of that steady batch
-  (start and end) while none of them finishes a run or needs growth.
+* `_closed` plans the default body itself (every built-in serve order,
+  `only`, budgets and chunks over the residents' totals, the registers and
+  the pools) while nobody can be admitted, and runs the iterations that
+  follow inline while their plan cannot change: the residents, their
+  remaining tokens and allocations fix each iteration's tokens and cost
+  until a run finishes, a hold needs a block (allocated in the plan when it
+  fits, evicting as the general path does; otherwise `attempt` grows it,
+  preempting or stalling), or an iteration would end at or after the next
+  calendar entry; long stretches of one plan with a fixed cost are applied
+  at once (`_stretch`: NumPy cumulative sums, which add left to right as
+  the loop does, and a search for the stop);
+* a pool queue whose head cannot enter (the built-in FIFO choice and fit
+  rule, a demand of constants and attributes) does not stop a burst: the
+  pool pass the loop would run finds nothing to do, and keeps finding
+  nothing while only the engine moves (`_pass_idle`).
+
+A policy that overrides a decision of the engine, claims over iterations,
+an iteration body, `serve exclusive prefill`, `granule` and a budget that
+draws or reads the clock keep the general path (`attempt`).
 
 When the clock moves inside a burst, the gauges record the settled values
 of the instant it leaves, as the event loop does. The event loop turns
@@ -23,14 +38,52 @@ bursts off only for the invariant checker, which looks at every event.
 """
 from __future__ import annotations
 
+import math
 from heapq import heappop
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from simpy.events import Event
 
 from .holds import TOL
+from .pools import Pool
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EPS = 1e-9
+ZERO4 = (0.0, 0.0, 0.0, 0.0)
+STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
+STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
+
+
+def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
+    """A resident's tokens in an iteration with `left` budget left (§7 step
+    3): one for a decode, up to `chunk` (when positive) for a prefill,
+    never more than it has left to do."""
+    if decoding:
+        t = 1.0 if rem >= 1.0 else rem
+    else:
+        t = chunk if 0 < chunk < rem else rem
+    return left if t > left else t
+
+
+def _grows_plainly(pool: Pool) -> bool:
+    """Whether a growth on `pool` is the built-in fit rule (no reservations
+    held against it) and eviction without spill: `_closed` may then grow a
+    hold itself when the block fits."""
+    return (type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
+            and not pool.spec.reserve_held and pool.spec.spill is None)
+
+
+def _sum(x0: float, terms: "np.ndarray") -> float:
+    """`x0` plus the terms, added left to right (as a loop of `+=`)."""
+    import numpy as np
+    if not len(terms):
+        return x0
+    acc = np.empty(len(terms) + 1)
+    acc[0] = x0
+    acc[1:] = terms
+    return np.add.accumulate(acc)[-1]
 
 
 class Burst:
@@ -50,8 +103,8 @@ class Burst:
         spec = self.spec
         self.burst = allowed
         self.others = [st for st in self.sim.step_list if st is not self]
-        self.repeatable = (spec.fixed is not None and spec.in_order and self.plain_order
-                           and self.sim.claims is None)
+        # `_closed` plans the default body itself (no policy, no claims)
+        self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
 
     def _quiet(self) -> bool:
         """Whether the event loop, after this event, would only settle this
@@ -63,11 +116,48 @@ class Burst:
         if len(self.instant.dirty) != 1 or not (self.residents or self.queue_waiting()):
             return False
         sim = self.sim
-        if sim.pool_list and sim.holds.waiting():
+        if sim.pool_list and sim.holds.waiting() and not self._pass_idle():
             return False
         for st in self.others:
             if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
                 return False
+        return True
+
+    def _pass_idle(self) -> bool:
+        """Whether the pool pass the loop would run now does nothing, and
+        keeps doing nothing while only this engine's iterations happen: no
+        growth waits, and the head of each queue the pass tries (the built-in
+        choice `queue fifo` and fit rule, a demand of constants and
+        attributes, fixed while no session code runs) does not fit."""
+        for pool in self.sim.pool_list:
+            if pool.growers:
+                return False
+            if not pool.queue or pool.spec.admit_via is not None:
+                continue
+            cls = type(pool)
+            if pool.spec.queue_keys is not None or cls.select_candidate is not Pool.select_candidate:
+                return False
+            frame = pool.queue[0]
+            spec = frame.spec
+            s = frame.session
+            for k, p in enumerate(frame.pools):
+                units_static, reserve_static = spec.static[k]
+                r = spec.reserve[k]
+                if not units_static or (r is not None and not reserve_static) or \
+                        type(p).has_room is not Pool.has_room:
+                    return False
+                need = spec.units[k](s)
+                if r is not None:
+                    rv = r(s)
+                    if not rv >= 0.0:
+                        return False  # the pass reports the amount
+                    need = max(need, rv)
+                if not need >= 0.0:
+                    return False
+                if not p.has_room(p.ru(need)):
+                    break  # the head waits: head-of-line blocking
+            else:
+                return False  # the head fits: the pass admits it
         return True
 
     def _burst(self) -> None:
@@ -90,7 +180,7 @@ class Burst:
             while True:
                 instant.dirty.clear()
                 self.dirty = False
-                if not (self.repeatable and self._replay()) and not self._repeat_decodes():
+                if not self._closed():
                     self.attempt()
                 running = self.running
                 if running is None or sim.drained is not None:
@@ -114,120 +204,319 @@ class Burst:
             self.bursting = False
         instant.closed = True
 
-    # -- a steady decode batch ------------------------------------------------------------
-    def _steady(self) -> bool:
-        """Whether `attempt` would give every resident one decode token that
-        fits its allocation, with nothing to admit."""
+    # -- closed runs of iterations -----------------------------------------------------------
+    def _plan_closed(self) -> Optional[tuple]:
+        """The iteration `attempt` would plan now, when it admits nobody,
+        preempts nobody and asks no policy: (assign, tokens, decoders,
+        prefilled, attention, grown), or None when that is not so (a resident
+        stalls, a hold needs a block its pool cannot give without preempting,
+        or nothing is scheduled) -- then nothing has changed. The same
+        decisions, in the same order, as `_budget_chunk`, `serve_pass`,
+        `serve_one`, `_serve_in_order` and `engine_grow`; the blocks are
+        allocated (`_allocate`, which may evict) once the plan is known to
+        hold, in the order the general path allocates them."""
+        spec = self.spec
         res = self.residents
-        k = len(res)
-        if not self.repeatable or k == 0 or self.spec.fixed[0] < k or self.queue_waiting():
-            return False
-        for job in res:
-            if job.mode != "decode" or job.stall is not None or job.remaining < 1.0:
-                return False
+        R = self.registers
+        totals = self.totals() if spec.pre_totals or spec.serve_totals else ZERO4
+        fixed = spec.fixed
+        if fixed is not None:
+            b, c = fixed
+        else:
+            pre = totals if spec.pre_totals else ZERO4
+            b = spec.budget(*pre, R)
+            c = spec.chunk(*pre, R)
+        keys = spec.keys
+        only = spec.only
+        if keys is None:
+            order = res
+        else:
+            tot = totals if spec.serve_totals else ZERO4
+            ctx = self._serve_ctx
+            order = sorted(res, key=lambda j: keys(*ctx(j, tot)))
+        left = b
+        tokens = prefilled = attention = 0.0
+        assign = []
+        growths = None
+        dec = 0
+        for job in order:
+            if left <= 0:
+                break
+            if job.stall is not None:
+                return None
+            if only is not None and only(*self._serve_ctx(job)) == 0:
+                continue
+            decoding = job.mode == "decode"
+            t = share(job.remaining, decoding, c, left)
+            if t <= 0:
+                continue
+            k = 0.0
             if job.growing is not None and job.session is not None:
                 frame = job.frame
-                if frame is None or frame.pos[job.fk] + 1.0 - frame.alloc[job.fk] > TOL:
-                    return False
-        return True
+                if frame is None:
+                    return None  # `attempt` finds its hold
+                fk = job.fk
+                k = frame.pos[fk]
+                a = frame.alloc[fk]
+                d = k + t - a
+                if d > TOL:  # as `engine_grow`: a block now, if it fits
+                    pool = job.growing
+                    if not _grows_plainly(pool):
+                        return None
+                    need = pool.ru(a + d) - a
+                    if growths is None:
+                        growths = []
+                        used = {}
+                    u = used.get(pool, pool.used)
+                    if not u + need <= pool.cap + TOL:
+                        return None  # it would preempt or stall: `attempt`
+                    used[pool] = u + need
+                    growths.append((frame, fk, pool, need))
+            if decoding:
+                dec += 1
+            assign.append((job, t, k))
+            left -= t
+            tokens += t
+            if not decoding:
+                prefilled += t
+                attention += t * (k + t / 2.0)
+        if not assign:
+            return None
+        if growths is not None:
+            allocate = self.sim.holds._allocate
+            for frame, fk, pool, need in growths:
+                allocate(frame, fk, pool, need)
+        return assign, tokens, dec, prefilled, attention, growths is not None
 
-    def _launch_steady(self, kvd: float, cost: Optional[float] = None) -> None:
-        """Start the steady batch's iteration (one decode token each), as
-        `_start` would after `attempt` planned it; `kvd` is its `kv_decode`,
-        `cost` its cost when already evaluated."""
-        assign = []
-        for job in self.residents:
-            frame = job.frame
-            pos = frame.pos[job.fk] if frame is not None and job.growing is not None else 0.0
-            assign.append((job, 1.0, pos))
-        self.last_void = False
-        k = len(assign)
-        n = float(k)
-        self._launch(assign, n, k, 0.0, n, kvd, 0.0, 0.0, None, cost)
+    def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,
+                 cost: float) -> int:
+        """Iterations of a fixed plan with a fixed cost, as one vector: the
+        ends are a cumulative sum, the remaining tokens and hold positions
+        cumulative differences and sums (NumPy accumulates left to right, as
+        the loop of `_closed` adds, so every value is the loop's), the stop
+        is the first iteration that ends at or after the next calendar entry
+        or past the horizon, or follows one after which a run would finish or
+        a hold would grow. Applies them as `_closed` would and returns how
+        many (0: too few to be worth it; the caller runs them one by one).
 
-    def _repeat_decodes(self) -> bool:
-        """Start the iteration `attempt` would plan for a steady decode
-        batch; False (nothing done) when the batch is not steady."""
-        if not self._steady():
+        The first iteration is known to be inline (its end is before the
+        next entry, no run finishes in it, its blocks are allocated)."""
+        import numpy as np  # (only long stretches need it; loaded once)
+        env = self.env
+        now = env._now
+        q = env._queue
+        sim = self.sim
+        limit = sim.horizon
+        q0 = q[0][0] if q else math.inf
+        span = (q0 if q0 < limit else limit) - now
+        M = int(min(span / cost, STRETCH_MAX)) + 2
+        for job, t, _k in assign:
+            n_left = (job.remaining - EPS) / t + 2
+            if n_left < M:
+                M = int(n_left)
+        for frame, fk, t in grows:
+            n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t + 2
+            if n_left < M:
+                M = int(n_left)
+        if M < STRETCH_MIN:
+            return 0
+        steps = np.full(M + 1, cost)
+        steps[0] = now
+        ends = np.add.accumulate(steps)
+        tail = ends[1:]
+        ok = (tail < q0) & (tail <= limit)
+        ts = np.array([t for _job, t, _k in assign])
+        rems = np.empty((M + 1, len(assign)))
+        rems[0] = [job.remaining for job, _t, _k in assign]
+        rems[1:] = ts
+        rems = np.subtract.accumulate(rems, axis=0)
+        ok[1:] &= ((rems[1:M] - ts) > EPS).all(axis=1)
+        if grows:
+            gts = np.array([t for _f, _fk, t in grows])
+            pos = np.empty((M + 1, len(grows)))
+            pos[0] = [frame.pos[fk] for frame, fk, _t in grows]
+            pos[1:] = gts
+            pos = np.add.accumulate(pos, axis=0)
+            alloc = np.array([frame.alloc[fk] for frame, fk, _t in grows])
+            ok[1:] &= ((pos[1:M] + gts) - alloc <= TOL).all(axis=1)
+        m = int(ok.argmin()) if not ok.all() else M
+        # apply m iterations (m >= 1: the first is known to be inline)
+        self.iterations += m
+        sim.events += m
+        if dec and now >= self.warmup:
+            self.batch_count += m
+            self.batch_decodes += dec * m  # integers: exact, as m additions are
+            self.batch_time = float(_sum(self.batch_time, np.full(m, cost)))
+        self.served_tokens = float(_sum(self.served_tokens, np.full(m, tokens)))
+        dts = np.diff(ends[:m + 1])
+        if self.n:
+            self.int_n = float(_sum(self.int_n, self.n * dts))
+            self.int_busy = float(_sum(self.int_busy, dts))
+        self.cls_time[cls] = float(_sum(self.cls_time[cls], dts))
+        self.int_decodes = float(_sum(self.int_decodes, dec * dts))
+        end = float(ends[m])
+        self.t_last = end
+        for i, (job, _t, _k) in enumerate(assign):
+            job.remaining = float(rems[m, i])
+        for i, (frame, fk, _t) in enumerate(grows):
+            frame.pos[fk] = float(pos[m, i])
+            frame.grown = True
+        if dec:
+            sessions = [job.session for job, _t, _k in assign
+                        if job.mode == "decode" and job.session is not None]
+            if sessions:
+                sim.tokens.decode_run(sessions, self, tail[:m].tolist())
+        env._now = end
+        return m
+
+    def _closed(self) -> bool:
+        """Start the iteration `attempt` would start, and run the following
+        ones inline while nothing but this engine moves: the residents, their
+        remaining tokens and allocations and the budget (which reads only the
+        residents' totals) fix every iteration until one finishes a run,
+        needs a block, or ends at or after the next calendar entry (or past
+        the horizon). Each inline iteration does what `_launch` and
+        `_finish` do, in their order, with the plan, the totals and the
+        cost read once (the plan again when a block is allocated or a run's
+        tokens change, or every iteration when the serve order reads what an
+        iteration changes; the cost every iteration when it may change).
+
+        Returns True when it started an iteration that it does not end (its
+        end is a calendar entry or `_burst`'s inline end); False when the
+        caller attempts next (the stage is as `_finish` leaves it)."""
+        if not self.closed_ok or not self.residents or self.queue_waiting():
             return False
-        self._launch_steady(self.totals()[2])
-        return True
-
-    def _replay(self) -> bool:
-        """Whole iterations of a steady decode batch, start to end, while
-        none finishes a run or needs growth and each ends strictly before
-        the next calendar entry (and within the horizon): `_repeat_decodes`,
-        `_launch` and `_finish` with what cannot change in between (the
-        batch, its allocations, the pools, the rest of the model) read once.
-
-        Returns True when it started an iteration that is not handled here
-        (its end is a calendar entry); False when the caller attempts next
-        (the stage is then as `_finish` leaves it)."""
-        if not self._steady():
-            return False
-        res = self.residents
-        for job in res:
-            if job.remaining - 1.0 <= EPS:
-                return False
+        spec = self.spec
         env = self.env
         q = env._queue
         sim = self.sim
         horizon = sim.horizon
         warmup = self.warmup
-        cost_fn = self.spec.cost
-        checked = self._checked_cost
-        decode = sim.tokens.decode
+        cost_fn = spec.cost
         R = self.registers
-        k = len(res)
-        n = float(k)
-        kvd = self.totals()[2]  # every resident decodes
-        grows = [(job.frame, job.fk) for job in res
-                 if job.growing is not None and job.session is not None]
+        decode_run = sim.tokens.decode_run
         cls_time = self.cls_time
         gauges = bool(sim.gauges)
-        in_flight = ([(job, 1.0, 0.0) for job in res], None) if gauges else None
+        varies = spec.serve_varies
         now = env._now
+        self._advance(now)  # as `_launch` does first
         while True:
-            cost = cost_fn(n, n, 0.0, n, kvd, 0.0, 0.0, R)
-            if not cost > 0.0:
-                cost = checked(cost, n)  # raises: a batch with tokens takes time
-            end = now + cost
-            if (q and q[0][0] <= end) or end > horizon:
-                break
-            self.iterations += 1
-            for frame, fk in grows:
-                frame.pos[fk] += 1.0
-                frame.grown = True
-            if now >= warmup:
-                self.batch_count += 1
-                self.batch_decodes += k
-                self.batch_time += cost
-            self.served_tokens += n
-            sim.events += 1
-            dt = end - now
-            if dt:
-                self.int_n += self.n * dt
-                self.int_busy += dt
-                cls_time[1] += dt
-                self.int_decodes += k * dt
-                self.t_last = end
-            if gauges and end != now:
-                self.running = in_flight  # the gauges see the iteration running
-                sim.record_gauges(now)
-                self.running = None
-            env._now = now = end
-            last = False
-            for job in res:
-                job.remaining -= 1.0
-                if job.session is not None:
-                    decode(job.session, self, end)
-                if job.remaining - 1.0 <= EPS:
-                    last = True
-            for frame, fk in grows:
-                if frame.pos[fk] + 1.0 - frame.alloc[fk] > TOL:
-                    last = True
-            if last:
+            planned = self._plan_closed()
+            if planned is None:
                 return False
-        # this iteration's end is a calendar entry: start it with its cost
-        self._launch_steady(kvd, cost)
-        return True
+            assign, tokens, dec, prefilled, attention, grown = planned
+            # blocks allocated now change the totals the next budget reads
+            again = grown and spec.grow_moves
+            r, _d, kvd, kvp = self.totals([a[0] for a in assign])
+            fdec = float(dec)
+            cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
+            grows = [(job.frame, job.fk, t) for job, t, _k in assign
+                     if job.growing is not None and job.session is not None]
+            moving = [(job.frame, job.fk, t) for job, t, _k in assign
+                      if job.mode == "prefill" and job.growing is not None
+                      and job.session is not None]
+            finishing = False
+            room = STRETCH_MAX  # iterations until a run's tokens change (about)
+            for job, t, _k in assign:
+                if job.remaining - t <= EPS:
+                    finishing = True
+                n_left = (job.remaining - EPS) / t
+                if n_left < room:
+                    room = n_left
+            for frame, fk, t in grows:
+                n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
+                if n_left < room:
+                    room = n_left
+            pairs = [(job, t) for job, t, _k in assign]
+            sessions = [job.session for job, _t, _k in assign
+                        if job.mode == "decode" and job.session is not None]
+            in_flight = (assign, None)
+            steady = spec.cost_steady and not moving
+            stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
+            cost = None
+            times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
+            try:
+                while True:
+                    if cost is None or not steady:
+                        cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
+                        if not cost > 0.0:
+                            cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+                    end = now + cost
+                    if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
+                        self.last_void = False
+                        self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                     None, cost)
+                        return True
+                    if stretch and times:
+                        decode_run(sessions, self, times)
+                        times = []
+                    m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
+                    if m:
+                        now = env._now
+                        room -= m
+                        stretch = room >= STRETCH_MIN
+                    else:
+                        # `_launch` at `now`
+                        self.iterations += 1
+                        for frame, fk, t in grows:
+                            frame.pos[fk] += t
+                            frame.grown = True
+                        if dec and now >= warmup:
+                            self.batch_count += 1
+                            self.batch_decodes += dec
+                            self.batch_time += cost
+                        self.served_tokens += tokens
+                        # `_finish` at `end`
+                        sim.events += 1
+                        if gauges and end != now:
+                            self.running = in_flight  # the gauges see the iteration running
+                            self.cur_cls = cls
+                            self.cur_decodes = dec
+                            sim.record_gauges(now)
+                            self.running = None
+                            self.cur_cls = -1
+                            self.cur_decodes = 0
+                        dt = end - now
+                        if dt:
+                            if self.n:
+                                self.int_n += self.n * dt
+                                self.int_busy += dt
+                            cls_time[cls] += dt
+                            self.int_decodes += dec * dt
+                            self.t_last = end
+                        env._now = now = end
+                        for job, t in pairs:
+                            rem = job.remaining = job.remaining - t
+                            if rem - t <= EPS:
+                                finishing = True
+                        if sessions:
+                            times.append(end)
+                        if finishing:
+                            break
+                    # the next iteration: the same plan unless a run's tokens change
+                    # (it finishes), a hold needs a block, the order may change, or
+                    # the budget reads what this plan's growth changed
+                    if varies or again:
+                        break
+                    if m:
+                        for job, t in pairs:
+                            if job.remaining - t <= EPS:
+                                finishing = True
+                        if finishing:
+                            break
+                    grown = False
+                    for frame, fk, t in grows:
+                        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+                            grown = True
+                    if grown:
+                        break
+                    if moving:
+                        attention = 0.0
+                        for job, t, k in assign:
+                            if job.mode == "prefill":
+                                if job.growing is not None and job.session is not None:
+                                    k = job.frame.pos[job.fk]
+                                attention += t * (k + t / 2.0)
+            finally:
+                if times:  # the tokens of the iterations run one by one
+                    decode_run(sessions, self, times)

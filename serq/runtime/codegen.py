@@ -59,6 +59,11 @@ def _quoted(text: str) -> str:
     return text if text.startswith("`") else f"`{text}`"
 
 
+def _at(pos: Optional[ir.Pos]) -> str:
+    """`L:C` of a statement, for run-time messages."""
+    return f"{pos.line}:{pos.col}" if pos is not None else "?"
+
+
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -69,8 +74,11 @@ class _Writer:
         self.lines.append("    " * self.depth + line)
 
     def fresh(self, base: str) -> str:
+        """A new local name. Its `_` before the number keeps it apart from the
+        globals `Namespace.bind` makes (`_st7`): a local of that name would
+        shadow the global in the whole function."""
         self.count += 1
-        return f"_{base}{self.count}"
+        return f"_{base}_{self.count}"
 
 
 class SessionCompiler:
@@ -283,6 +291,15 @@ class SessionCompiler:
 
     def _Drop(self, st: ir.Drop, scope: Scope, w: _Writer) -> None:
         w.emit(f"_drop(s, {self._pool(st.ref, scope, w)})")
+
+    def _Fork(self, st: ir.Fork, scope: Scope, w: _Writer) -> None:
+        """A leg: its body is a generator of its own, started beside the session."""
+        name = f"_leg{st.number}"
+        self.generator(name, st.body, scope, prologue=[], epilogue=["_leg_end(s)"])
+        w.emit(f"_fork(s, {name}, {_at(st.pos)!r})")
+
+    def _Join(self, st: ir.Join, scope: Scope, w: _Writer) -> None:
+        w.emit(f"if s.legs: yield _join(s, {_at(st.pos)!r})")
 
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
         w.emit("_rq = _env._now")

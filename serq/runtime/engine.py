@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
-from .burst import Burst
+from .burst import Burst, share
 from .holds import TOL
 from .stages import Job, Stage
 
@@ -83,7 +83,7 @@ class StepStage(Burst, Stage):
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
         self.others: list[StepStage] = []  # the program's other engines
-        self.repeatable = False  # `_repeat_decodes` may plan for `attempt`
+        self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
         self.iterations = 0
@@ -448,13 +448,7 @@ class StepStage(Burst, Stage):
                 continue
             if job.stall is not None:
                 continue
-            rem = job.remaining
-            if job.mode == "decode":
-                t = 1.0 if rem >= 1.0 else rem
-            else:
-                t = chunk if 0 < chunk < rem else rem
-            if t > left:
-                t = left
+            t = share(job.remaining, job.mode == "decode", chunk, left)
             if t <= 0:
                 continue
             k = 0.0

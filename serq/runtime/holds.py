@@ -121,8 +121,10 @@ class Lease:
     """An allocation that outlived its scope (`lease P (t)`, §6)."""
 
     def __init__(self, session: Any, pool: Pool, alloc: float, computed: float,
-                 cache: Optional[Fn]):
-        self.session = session
+                 cache: Optional[Fn], expires: bool = False):
+        self.session = session   # whose attributes `cache` reads
+        self.owner = session     # whose lease it is (a leg's passes to its session)
+        self.expires = expires
         self.pool = pool
         self.alloc = alloc
         self.computed = computed
@@ -183,7 +185,7 @@ class HoldManager:
         frame = HoldFrame(spec, s, pools, lease_pool)
         if self._rejects(frame):
             frame.rejected = True
-            self.sim.end_session(s)
+            self.sim.refuse(s)
             return None
         self._enqueue(frame, front=False)
         return frame
@@ -313,10 +315,11 @@ class HoldManager:
     # -- leases (§6) -------------------------------------------------------------------
     def _lease(self, s: Any, frame: HoldFrame, p: Pool, alloc: float, computed: float) -> None:
         t = frame.spec.lease(s)
-        lease = Lease(s, p, alloc, computed, frame.spec.cache)
+        expires = t == t and t < math.inf
+        lease = Lease(s, p, alloc, computed, frame.spec.cache, expires)
         s.leases.append(lease)
         p.leases.append(lease)
-        if t == t and t < math.inf:
+        if expires:
             timer(self.env, max(t, 0.0), lambda _ev: self._lease_expiry(lease))
 
     def _lease_expiry(self, lease: Lease) -> None:
@@ -328,7 +331,7 @@ class HoldManager:
     def end_lease(self, lease: Lease) -> None:
         """A lease ends: its units go back, `cache` applies."""
         lease.live = False
-        lease.session.leases.remove(lease)
+        lease.owner.leases.remove(lease)
         lease.pool.leases.remove(lease)
         self._release_units(lease.session, lease.pool, lease.alloc, lease.computed,
                             lease.cache)
@@ -410,7 +413,9 @@ class HoldManager:
             return None
         candidates = list(pool.frames)
         if pool.memory_of:
+            # engine residents, in the engine's admission order (Part 03 §7.3)
             candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
+            candidates.sort(key=lambda f: f.session.proc._target.adm)
         if not candidates:
             return None
         return pool.preempt_victim(candidates)
@@ -531,7 +536,7 @@ class HoldManager:
                 lst[j] = 0.0
         if self._rejects(frame):
             frame.rejected = True
-            self.sim.end_session(s)
+            self.sim.refuse(s)
         else:
             self._enqueue(frame, front=pool.spec.requeue == "head")
         if s is not running:

@@ -37,6 +37,35 @@ class StepSpec:
     serve_totals: bool = True  # serve keys, `only` or the body read the totals
     fixed: Optional[tuple[float, float]] = None  # (budget, chunk) when both are numbers
     in_order: bool = False  # the default body in admission order (no keys, `only`, granule, registers)
+    # what `burst.py` needs to plan the default body itself (see `closed_form`)
+    keys: Optional[Callable[..., tuple]] = None  # compiled `serve by` keys of the default body
+    only: Optional[Callable[..., float]] = None  # compiled `serve only` of the default body
+    closed: bool = False  # default body, no granule; budget and chunk read only context and numbers
+    serve_varies: bool = False  # keys or `only` read what an iteration changes (remaining, now, …)
+    cost_steady: bool = False  # the cost neither draws nor reads the clock or the model's state
+    grow_moves: bool = True  # budget, chunk, keys or `only` read totals or pools (growth changes them)
+
+
+#: IR nodes whose value may change between two iterations of a quiet engine
+#: (or draw): an expression without them, over the residents' totals, the
+#: registers and the observables of `_STEADY_OBS`, has the same value at
+#: every iteration of a closed run that allocates nothing (`burst.py`).
+_MOVING = (ir.Now, ir.ObsAggregate, ir.Draw)
+#: Observables that only admissions, releases, growth, other stages' events
+#: or this engine's plan (not its iterations' progress) change; `busy` of
+#: the engine itself is 0 while it plans and evaluates the cost.
+_STEADY_OBS = frozenset({"queue", "busy", "used", "free", "cachedin", "holders", "queued"})
+
+
+def _steady(node: Any, moving: tuple[str, ...] = ()) -> bool:
+    """Whether an IR subtree reads none of `_MOVING`, no other observable
+    and none of the context variables `moving`."""
+    for n in ir.walk(node):
+        if isinstance(n, _MOVING) or (isinstance(n, ir.Ctx) and n.name in moving):
+            return False
+        if isinstance(n, ir.Observable) and n.fn not in _STEADY_OBS:
+            return False
+    return True
 
 
 def _reads(node: Any, names: set[str]) -> bool:
@@ -77,13 +106,17 @@ class StepCompiler:
         budget = self._fn(BUDGET, step.budget, regs, stream="_machine")
         chunk = self._fn(BUDGET, step.chunk, regs, stream="_machine")
         cost = self._fn(COST, step.cost, regs, stream="_machine")
+        only = keys = None
         if step.serve == "exclusive":
             body = exclusive_body()
         elif step.iteration is not None:
             body = self._body(step.iteration, regs)
         else:
             only = None if step.only is None else self._fn(SERVE, step.only, regs, "s")
-            body = default_body(only, self._keys(step.keys, regs))
+            keys = self._keys(step.keys, regs)
+            body = default_body(only, keys)
+        closed = (step.serve != "exclusive" and step.iteration is None and step.granule is None
+                  and _steady([step.budget, step.chunk]))
         in_order = (step.serve != "exclusive" and step.iteration is None and step.only is None
                     and step.keys is None and step.granule is None and not step.registers)
         fixed = ((float(step.budget.value), float(step.chunk.value))
@@ -91,7 +124,13 @@ class StepCompiler:
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
                         fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
                         pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
-                        serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)))
+                        serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)),
+                        keys=keys, only=only, closed=closed,
+                        serve_varies=not _steady([step.keys, step.only], ("remaining",)),
+                        cost_steady=_steady(step.cost),
+                        grow_moves=_reads([step.budget, step.chunk, step.keys, step.only], set(BUDGET))
+                        or any(isinstance(n, ir.Observable) for n in
+                               ir.walk([step.budget, step.chunk, step.keys, step.only])))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]

@@ -13,7 +13,8 @@ from typing import Any, Optional
 from .. import ir
 
 RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
-                  "preempt_pos", "stuck", "ended", "adm_seq", "tok")
+                  "preempt_pos", "stuck", "ended", "adm_seq", "tok", "parent", "legs", "forks",
+                  "join_ev", "at")
 
 
 def attribute_slots(program: ir.Program) -> dict[str, str]:
@@ -42,7 +43,12 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any]) -> type:
             "    self.stuck = False",
             "    self.ended = False",
             "    self.adm_seq = 0",
-            "    self.tok = None"]
+            "    self.tok = None",
+            "    self.parent = None",
+            "    self.legs = []",
+            "    self.forks = 0",
+            "    self.join_ev = None",
+            "    self.at = None"]
     for slot in slots.values():
         if slot != "serial":
             body.append(f"    self.{slot} = 0.0")

@@ -33,6 +33,7 @@ from .tokens import TokenLog
 from .pools import Pool
 from .poolspec import SpecCompiler, resolve_member
 from .instant import LATE, READY, Instant, timer
+from .legs import Legs
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
 from .ticker import Ticker
@@ -125,7 +126,12 @@ class Simulation:
         for stmt_list in (prog.workload.init, prog.workload.turn, prog.session or []):
             self._mark_tests(stmt_list)
         self.response = Series()
-        ns.globals["_end"] = self.end_session
+        self.legs: Optional[Legs] = None
+        if any(isinstance(n, ir.Fork) for n in ir.walk(prog.session or [])):
+            self.legs = Legs(self)
+            ns.globals["_end"] = self.finish_session
+        else:
+            ns.globals["_end"] = self.end_session
         ns.globals["_resp"] = self._response
         ns.globals["_rqb"] = self.tokens.begin_request
         wl = prog.workload
@@ -407,6 +413,19 @@ class Simulation:
             s.rng = self.session_streams(sid)
         s.proc = Process(self.env, body(s))
 
+    def finish_session(self, s: Any) -> None:
+        """`end;` or the end of the code of a session that may fork legs."""
+        self.legs.session_ends(s)
+        self.end_session(s)
+
+    def refuse(self, s: Any) -> None:
+        """A hold of `s` (a session or a leg) was refused (Part 03 §4.2)."""
+        if self.legs is not None:
+            self.legs.refused(s)
+            if s.parent is not None:
+                return
+        self.end_session(s)
+
     def end_session(self, s: Any) -> None:
         """`end;` or the end of the session code (Part 02 §7.5)."""
         now = self.env._now
@@ -464,6 +483,8 @@ class Simulation:
         finally:
             if ticker is not None:
                 ticker.stop()
+        if self.legs is not None:
+            self.legs.check_deadlock()
         end = self.horizon
         if self.limit is not None:
             end = self._check_drain()
@@ -482,6 +503,7 @@ class Simulation:
         check = self.check_invariants
         steps = self.step_list
         instant = self.instant
+        legs = self.legs
         simple = (not gauges and self.limit is None and holds is None
                   and not check and not steps)
         if not simple:
@@ -531,6 +553,9 @@ class Simulation:
                         instant.mark(st)
             if instant.dirty and (not q or q[0][0] != t):
                 instant.settled()
+            if legs is not None and len(q) <= 2 and legs.joining and (
+                    not q or q[0][0] != env._now):
+                legs.check_deadlock()  # little left to happen: a cycle ends the run now
             if check:
                 for pool in self.pool_list:
                     pool.check()

@@ -144,6 +144,44 @@ class TokenLog:
         u.extend(stage, t)
         return None
 
+    def decode_run(self, sessions: list, stage: Any, times: list) -> None:
+        """`decode(s, stage, t)` for every `t` of `times` (increasing) and,
+        at each, every session of `sessions` in order -- as a burst's
+        iterations record them. Only the first token of a session can take
+        `token`'s general path (after it the sequences continue), so the
+        first time is recorded session by session as `decode` would, and
+        each session's later tokens at once: the same counts, last tokens and
+        gaps (a gap is the difference of consecutive times, as `decode`
+        computes it)."""
+        decode = self.decode
+        first = times[0]
+        for s in sessions:
+            decode(s, stage, first)
+        if len(times) == 1:
+            return
+        rest = times[1:]
+        gaps = [b - a for a, b in zip(times, rest)]
+        n = len(rest)
+        last = rest[-1]
+        for s in sessions:
+            st = s.tok
+            u = st.turn
+            r = st.request
+            if s.turn_no != st.turn_no or not u.count or (st.active and not r.count):
+                for t in rest:  # (not reached: the first token continued them)
+                    decode(s, stage, t)
+                continue
+            if st.active:
+                r.count += n
+                r.last = last
+                r.prev_decode = True
+                r.prev_stage = stage
+            st.gaps.extend(zip([stage] * n, gaps, rest))
+            u.count += n
+            u.last = last
+            u.prev_decode = True
+            u.prev_stage = stage
+
     def preempted(self, s: Any, stage: Any) -> None:
         """The session was preempted while resident at `stage`."""
         st = s.tok

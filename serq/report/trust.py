@@ -1,0 +1,123 @@
+"""Figures of a report that cannot be trusted, said in plain words.
+
+The text report ends with one `warning:` line per finding:
+
+* **too few samples** — the series with fewer than 40 samples after the
+  warm-up, which have no interval at all (the report prints `–`), in one line;
+* **correlated batches** — the 20 batch means of a series are strongly
+  correlated from one batch to the next (lag-1 autocorrelation above 0.5,
+  about two standard errors for 20 batches): the batches are too short to be
+  independent, so the interval is too narrow; a longer run (or a longer
+  warm-up) helps;
+* **growth through the run** — the batch means rise steadily from the first
+  batch to the last (Mann–Kendall trend statistic z > 3.5, and the last batch
+  mean at least 1.5 times the first): the system does not settle, typically
+  because work arrives faster than a stage can serve it; the stage with the
+  highest utilization is named;
+* **a stage with no completions** — its throughput, wait and service time
+  are undefined.
+
+These are heuristics on the samples the report already holds; they cost
+nothing during the run and never change a figure.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator, Optional, Sequence
+
+from ..stats.summary import BATCHES, MIN_SAMPLES
+from .model import Report, Series
+
+#: Lag-1 autocorrelation of the batch means above which batches are too short.
+CORRELATION_LIMIT = 0.5
+#: Mann–Kendall z above which the batch means are said to grow.
+TREND_Z = 3.5
+#: ... and the ratio of the last batch mean to the first that must come with it.
+TREND_RATIO = 1.5
+
+
+def batch_means(values: Sequence[float], batches: int = BATCHES) -> list[float]:
+    """The means of `batches` consecutive equal batches (the report's interval's)."""
+    size = len(values) // batches
+    if size < 1:
+        return []
+    return [math.fsum(values[k * size:(k + 1) * size]) / size for k in range(batches)]
+
+
+def lag1_correlation(means: Sequence[float]) -> float:
+    """The lag-1 autocorrelation of `means` (NaN when they do not vary)."""
+    n = len(means)
+    centre = math.fsum(means) / n
+    dev = [m - centre for m in means]
+    denom = math.fsum(d * d for d in dev)
+    if denom == 0.0:
+        return math.nan
+    return math.fsum(dev[i] * dev[i + 1] for i in range(n - 1)) / denom
+
+
+def trend_z(means: Sequence[float]) -> float:
+    """The Mann–Kendall statistic of `means`, normalised (no correction for ties)."""
+    n = len(means)
+    s = sum((means[j] > means[i]) - (means[j] < means[i])
+            for i in range(n) for j in range(i + 1, n))
+    var = n * (n - 1) * (2 * n + 5) / 18.0
+    if s == 0:
+        return 0.0
+    return (s - math.copysign(1, s)) / math.sqrt(var)
+
+
+def _busiest(report: Report) -> Optional[str]:
+    stages = [s for s in report.stages if s.utilization == s.utilization]
+    if not stages:
+        return None
+    top = max(stages, key=lambda s: s.utilization)
+    return f"stage `{top.label}` is busy {100 * top.utilization:.1f}% of the time"
+
+
+def _series_warnings(kind: str, name: str, series: Series,
+                     report: Report) -> Iterator[str]:
+    values = series.values
+    n = len(values)
+    if n == 0:
+        return
+    if n < MIN_SAMPLES:
+        return  # said once for all such series (`findings`)
+    means = batch_means(values)
+    z = trend_z(means)
+    first, last = means[0], means[-1]
+    if z > TREND_Z and first > 0 and last >= TREND_RATIO * first:
+        busy = _busiest(report)
+        yield (f"{kind} `{name}` grows through the run (batch means from {first:.4g} to "
+               f"{last:.4g}): the system does not settle, so its mean and interval describe "
+               f"no steady state; work may arrive faster than it is served"
+               + (f" ({busy})" if busy else ""))
+        return
+    r = lag1_correlation(means)
+    if r > CORRELATION_LIMIT:
+        yield (f"{kind} `{name}`: its batch means are correlated (lag-1 {r:.2f}), so the "
+               f"interval is too narrow; run longer")
+
+
+def findings(report: Report) -> list[str]:
+    """The report's untrustworthy figures, one sentence each, in report order."""
+    out: list[str] = []
+    few: list[str] = []
+    groups = [("observe", report.observes)]
+    if report.has_client_samples():
+        groups.append(("client", report.client))
+    for kind, group in groups:
+        for name, series in group.items():
+            if 0 < len(series.values) < MIN_SAMPLES:
+                few.append(f"{kind} `{name}` ({len(series.values)})")
+            out += _series_warnings(kind, name, series, report)
+    if few:
+        out.insert(0, f"too few samples after the warm-up for an interval (it needs "
+                      f"{MIN_SAMPLES}): {', '.join(few)}; run longer")
+    for s in report.stages:
+        if s.completed == 0:
+            if s.mean_number > 0 or s.utilization > 0:
+                out.append(f"stage `{s.label}` held work but completed none after the "
+                           f"warm-up: its throughput, wait and service are undefined")
+            else:
+                out.append(f"stage `{s.label}` served nothing after the warm-up")
+    return out

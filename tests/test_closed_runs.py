@@ -1,0 +1,134 @@
+"""Closed runs of engine iterations change nothing (serq/runtime/burst.py).
+
+Between events of the rest of the model an engine plans its default body
+itself and runs whole stretches of iterations inline (`_closed`), long ones
+as NumPy cumulative sums (`_stretch`), growing holds by blocks that fit.
+The expected report is always the event loop's own (the run with the
+invariant checker, which turns bursts off so that every iteration goes
+through `attempt`, the calendar and the settle): the two must be identical
+byte for byte, on random engine programs (tests/engine_programs.py) and on
+the benchmark program of the two-resource replica.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import serq
+import serq.runtime.burst as burst_mod
+from serq.report.json_report import to_dict
+from serq.runtime.engine import StepStage
+from serq.runtime.simulation import Simulation
+
+from engine_programs import program
+
+
+def _report(prog, check: bool, policies=None):
+    sim = Simulation(prog, check_invariants=check, policies=policies)
+    return json.dumps(to_dict(sim.run()), sort_keys=True), sim
+
+
+def _both(prog, policies=None):
+    fast, sim = _report(prog, False, policies)
+    slow, _ = _report(prog, True, policies)
+    return fast, slow, sim
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts what the closed runs did: iterations run as one vector, holds
+    grown while planning."""
+    seen = {"stretched": 0, "grown": 0}
+    stretch = burst_mod.Burst._stretch
+    plan = burst_mod.Burst._plan_closed
+
+    def counting_stretch(self, *args):
+        m = stretch(self, *args)
+        seen["stretched"] += m
+        return m
+
+    def counting_plan(self):
+        before = {id(j): j.frame.alloc[j.fk] for j in self.residents if j.frame is not None}
+        out = plan(self)
+        if out is not None and any(j.frame is not None and j.frame.alloc[j.fk] != before.get(id(j))
+                                   for j in self.residents):
+            seen["grown"] += 1
+        return out
+
+    monkeypatch.setattr(burst_mod.Burst, "_stretch", counting_stretch)
+    monkeypatch.setattr(burst_mod.Burst, "_plan_closed", counting_plan)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_engine_programs(seed):
+    prog = serq.load(source=program(seed))
+    fast, slow, sim = _both(prog)
+    assert fast == slow
+    assert all(st.closed_ok for st in sim.step_list)
+
+
+def test_closed_runs_do_the_work(counted):
+    """The random programs exercise the vector and the inline growth, and
+    most iterations of the benchmark program never reach the calendar."""
+    for seed in range(12):
+        prog = serq.load(source=program(seed))
+        Simulation(prog).run()
+    assert counted["stretched"] > 1000
+    assert counted["grown"] > 100
+
+
+def test_two_resource_replica_benchmark():
+    """The benchmark program (budget and cost read `kv_decode`, `serve
+    decode first`, a live-session pool whose queue cannot enter): the same
+    report, and the engine's iterations end inline."""
+    prog = serq.load("examples/bench/two_resource_replica.sq")
+    prog.settings = serq.api.settings_for(prog, horizon=60.0, warmup=10.0)
+    fast, slow, sim = _both(prog)
+    assert fast == slow
+    rep = json.loads(fast)
+    iterations = rep["stages"][0]["iterations"]
+    assert iterations > 50_000
+    assert rep["events"] < 2 * iterations  # each iteration end is one event
+
+
+class EveryOther(StepStage):
+    """A batch policy: serve only every other resident (a user decision)."""
+
+    def in_batch(self, job, plan, only):
+        return self.residents.index(job) % 2 == 0
+
+
+def test_a_policy_keeps_the_general_path():
+    """An engine whose decision a policy overrides is never planned by the
+    closed runs (`closed_ok` is off), and its report is the loop's."""
+    source = next(p for p in map(program, range(50)) if "stage E :" in p)
+    prog = serq.load(source=source)
+    fast, slow, sim = _both(prog, policies={"E": EveryOther})
+    assert fast == slow
+    assert not any(st.closed_ok for st in sim.step_list)
+
+
+def test_cumulative_sums_add_left_to_right():
+    """`np.add.accumulate`/`np.subtract.accumulate` give the values of a loop
+    of `+=`/`-=` (what `_stretch` relies on for bit-identical reports)."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        x0 = float(rng.uniform(0, 1e4))
+        steps = [float(v) for v in rng.uniform(0, 1, rng.integers(1, 3000)) * 10.0 ** rng.integers(-9, 3)]
+        t = u = x0
+        for v in steps:
+            t += v
+            u -= v
+        assert burst_mod._sum(x0, np.array(steps)) == t
+        assert np.subtract.accumulate(np.array([x0] + steps))[-1] == u
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24, 124))
+def test_more_random_engine_programs(seed):
+    prog = serq.load(source=program(seed))
+    fast, slow, _sim = _both(prog)
+    assert fast == slow
