@@ -59,7 +59,8 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     settings(sw)
     sw.add_argument("--grid", action="append", required=True, metavar="NAME=VALUES",
                     help="NAME=START:STOP:STEP or NAME=V1,V2,… (repeatable)")
-    sw.add_argument("--replications", type=_positive_int, default=1, metavar="R")
+    sw.add_argument("--replications", type=_positive_int, default=1, metavar="R",
+                    help="runs per grid point, seeds SEED, SEED+1, … (the same at every point)")
     sw.add_argument("--out", metavar="DIR",
                     help="keep every finished run here; a rerun computes only what is missing")
     sw.add_argument("--retry-failed", action="store_true",
@@ -70,7 +71,7 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
                     help="bind a policy class at every point (importable on the workers)")
     _executor_options(sw)
     sm = sub.add_parser("summary", help="print a sweep's summary table from its --out DIR")
-    sm.add_argument("file", metavar="DIR")
+    sm.add_argument("file", metavar="DIR", help="the --out directory of a sweep")
     sm.add_argument("--y", action="append", default=[], metavar="STAT",
                     help="statistics to show: ttft:p99, observe.response, stage.svc:utilization")
     pl = sub.add_parser("plot", help="draw a figure of a run or of a sweep's results")
