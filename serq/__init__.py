@@ -5,6 +5,9 @@
 >>> report = serq.run(program, seed=1, horizon=1000)
 >>> report.observe("response").mean
 
+Studies: `serq.replicate(path, replications=10)` and `serq.sweep(path,
+grid={"lam": "0.5:0.9:0.1"})` (serq.study, docs/guide/studies.md).
+
 Policies: subclass a resource class of `serq.policies` and bind it by name,
 `serq.run(program, policies={"engine": MyEngine})` (docs/policies.md).
 """
@@ -16,13 +19,16 @@ from typing import Any  # noqa: E402
 
 from .api import compile, load, run  # noqa: E402
 
-__all__ = ["Report", "compile", "load", "run", "__version__"]
+__all__ = ["Report", "compile", "load", "replicate", "run", "sweep", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    """`serq.Report` is imported on first use (the report needs numpy;
-    `serq-simpy check` does not)."""
+    """`serq.Report` (the report needs numpy; `serq-simpy check` does not)
+    and `serq.replicate`, `serq.sweep` (serq.study), imported on first use."""
     if name == "Report":
         from .report.model import Report
         return Report
+    if name in ("replicate", "sweep"):
+        from . import study
+        return getattr(study, name)
     raise AttributeError(f"module 'serq' has no attribute {name!r}")

@@ -90,7 +90,8 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     a name the program does not declare or a class of the wrong kind raises
     `PolicyBindingError` before the run starts. `scheme` selects the
     per-session streams ("0.1.5", or "0.1.3" for pyserq 0.1.3's reports);
-    `progress(now)` is called as the clock advances. Raises
+    `progress(now)` (or `progress(now, events)`) is called from a helper
+    thread about four times a second of wall time, and once at the end. Raises
     `SimulationError` when the run stops, `PolicyError` when a policy broke
     a rule of the runtime. The same program, settings and policies give the
     same report (common random numbers across policies)."""

@@ -39,7 +39,9 @@ def _horizon(text: str) -> float:
     return v
 
 
-def _warmup(text: str) -> float:
+def _warmup(text: str):
+    if text == "auto":  # MSER-5 (serq.study.warmup)
+        return text
     v = _number(text)
     if not (0 <= v < math.inf):
         raise argparse.ArgumentTypeError(f"the warm-up is {text}: a finite number, at least 0")
@@ -121,6 +123,9 @@ def _parser() -> _Parser:
                      help="bind a policy class (a subclass from serq.policies) to a declared "
                           "stage or pool (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
+    from .study import cli as study_cli
+    study_cli.add_run_options(run)
+    study_cli.add_commands(sub, common, settings)
     check = sub.add_parser("check", help="parse, link and validate; print a summary")
     check.add_argument("--kernel", action="store_true",
                        help="print the program after the rewrites (queues, calls, "
@@ -186,14 +191,6 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
     return out
 
 
-def _progress_printer(horizon: float):
-    def show(now: float) -> None:
-        pct = 100.0 * min(now / horizon, 1.0) if horizon > 0 else 100.0
-        sys.stderr.write(f"\rsimulating… t = {now:.6g} ({pct:5.1f}%)")
-        sys.stderr.flush()
-    return show
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
     args_in = list(sys.argv[1:] if argv is None else argv)
@@ -227,6 +224,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
              policies: dict[str, type]) -> int:
     from . import api
+    from .study import cli as study_cli
+    if study_cli.handles(args):  # replications, sweeps, plots
+        return study_cli.execute(args, inputs)
     sets = dict(args.sets)
     sets.update(inputs)
     kw: dict[str, Any] = dict(sets=sets, defs=dict(args.defs), workload=args.workload)
@@ -248,13 +248,15 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
         sys.stdout.write(json.dumps(_to_json(program), ensure_ascii=False) + "\n")
         return 0
     progress = None
-    if not args.json and not args.no_progress and sys.stderr.isatty() and sys.stdout.isatty():
-        progress = _progress_printer(program.settings.horizon or 0.0)
+    if not args.json and not args.no_progress and not args.quiet and sys.stderr.isatty() \
+            and sys.stdout.isatty():
+        from .study.progress import RunBar
+        progress = RunBar(program.settings.horizon or 0.0)
     try:
         report = api.run(program, policies=policies, progress=progress)
     finally:
         if progress is not None:
-            sys.stderr.write("\r\033[K")
+            progress.close()
     if args.dump:
         from .report.dump import write_dump
         write_dump(report, args.dump)

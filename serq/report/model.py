@@ -336,6 +336,15 @@ class Report:
         from .frames import frames
         return frames(self, section)
 
+    def plot(self, kind: str = "series", name: Optional[str] = None,
+             path: Optional[str] = None):
+        """A matplotlib figure of this report: `kind` is `series` (samples,
+        running mean and CI band, warm-up marked), `hist`, `ecdf` (p50/p99
+        marked) or `gauges` (over time); saved to `path` (.png/.svg/.pdf)
+        when given. Needs matplotlib (`pip install serq-simpy[plot]`)."""
+        from ..study.plots import report_figure
+        return report_figure(self, kind, name, path=path)
+
 
 def finite_or_none(x: Optional[float]) -> Optional[float]:
     """`x` as a float, or `None` when it is missing or not finite (JSON null)."""

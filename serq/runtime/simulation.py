@@ -36,8 +36,11 @@ from .legs import Legs
 from .process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
+from .ticker import Ticker
 
-ProgressFn = Callable[[float], None]
+#: `progress(now)` or `progress(now, events)`, called from a helper thread
+#: about four times a second of wall time (`ticker.Ticker`).
+ProgressFn = Callable[..., None]
 
 
 class Simulation:
@@ -193,9 +196,9 @@ class Simulation:
                 self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
                 gap=gap, limit=self.limit)
         self._track_estimates()
-        #: the plain event loop suffices: no pool, engine, gauge, drain,
-        #: progress line or invariant check needs its end-of-event work
-        self.simple = (not self.gauges and self.limit is None and self.progress is None
+        #: the plain event loop suffices: no pool, engine, gauge, drain or
+        #: invariant check needs its end-of-event work (progress is a ticker thread)
+        self.simple = (not self.gauges and self.limit is None
                        and not self.pool_list and not self.check_invariants
                        and not self.step_list)
         self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
@@ -497,13 +500,21 @@ class Simulation:
         elif wl.arrival in ("batch", "closed"):
             for _ in range(wl.count):
                 self.create_session()
-        self._loop()
+        ticker = None if self.progress is None else Ticker(self, self.progress).start()
+        try:
+            self._loop()
+        finally:
+            if ticker is not None:
+                ticker.stop()
         if self.legs is not None:
             self.legs.check_deadlock()
         end = self.horizon
         if self.limit is not None:
             end = self._check_drain()
-        return self._report(end)
+        report = self._report(end)
+        if ticker is not None:
+            ticker.tick()  # the clock at the end of the run
+        return report
 
     def _simple_loop(self) -> None:
         """`_loop` for a program none of whose parts needs the end-of-event work."""
@@ -529,7 +540,6 @@ class Simulation:
         q = env._queue
         horizon = self.horizon
         gauges = self.gauges
-        progress = self.progress
         holds = self.holds if self.pool_list else None
         check = self.check_invariants
         steps = self.step_list
@@ -541,7 +551,6 @@ class Simulation:
         for st in steps:  # an engine may handle its own quiet iterations
             st.allow_burst(not check)
         last = 0.0
-        tick = 0
         while q:
             item = heappop(q)
             t = item[0]
@@ -555,10 +564,6 @@ class Simulation:
                 if gauges:
                     self._record_gauges(last)
                 last = t
-            if progress is not None:
-                tick += 1
-                if tick & 0xFFFF == 0:
-                    progress(t)
             env._now = t
             event = item[3]
             callbacks, event.callbacks = event.callbacks, None

@@ -1,0 +1,126 @@
+"""Where the runs of a study execute: this process, local worker processes
+(`concurrent.futures`), or a Dask distributed cluster.
+
+An executor here is anything with `submit(fn, *args)` returning a future and
+a way to iterate futures as they finish; `resolve` turns the user's
+`executor=` (None, a job count, a `concurrent.futures.Executor`, a
+`distributed.Client` or its scheduler address) into one.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import Executor, Future
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+
+def default_jobs() -> int:
+    """The machine's cores (the default of `--jobs`)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Inline:
+    """Runs each task in this process when it is submitted (`--jobs 1`)."""
+
+    kind = "inline"
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        fut: Future = Future()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            fut.set_exception(exc)
+        return fut
+
+    def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
+        return iter(list(futures))
+
+    def close(self) -> None:
+        pass
+
+
+class Local:
+    """A pool of local worker processes (or a user's `Executor`)."""
+
+    kind = "processes"
+
+    def __init__(self, jobs: Optional[int] = None, pool: Optional[Executor] = None):
+        self.owned = pool is None
+        if pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            # fork where there is one: a worker starts with serq imported and
+            # the programs the client compiled (a fresh interpreter would spend
+            # about a second importing and compiling before its first run)
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+            pool = ProcessPoolExecutor(max_workers=jobs or default_jobs(), mp_context=ctx)
+        self.pool = pool
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
+        from concurrent.futures import as_completed
+        return as_completed(list(futures))
+
+    def close(self) -> None:
+        if self.owned:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Dask:
+    """A Dask distributed cluster: a `distributed.Client` or a scheduler address."""
+
+    kind = "dask"
+
+    def __init__(self, client: Any):
+        self.owned = isinstance(client, str)
+        if self.owned:
+            try:
+                from distributed import Client
+            except ImportError:
+                raise RuntimeError("--dask needs the `distributed` package: "
+                                   "pip install 'serq-simpy[dask]'") from None
+            client = Client(client)
+        self.client = client
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        from distributed import as_completed
+        return iter(as_completed(list(futures)))
+
+    def close(self) -> None:
+        if self.owned:
+            self.client.close()
+
+
+def _is_dask_client(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "distributed" and hasattr(obj, "submit")
+
+
+def resolve(executor: Any = None, jobs: Optional[int] = None, tasks: int = 2) -> Any:
+    """The executor for `executor=` (see the module text); `jobs=1`, or a
+    single task, runs in this process."""
+    if executor is None:
+        n = jobs or default_jobs()
+        if n <= 1 or tasks <= 1:
+            return Inline()
+        return Local(min(n, tasks))
+    if isinstance(executor, int) and not isinstance(executor, bool):
+        return resolve(None, executor, tasks)
+    if isinstance(executor, (Inline, Local, Dask)):
+        return executor
+    if isinstance(executor, str):
+        return Dask(executor)
+    if _is_dask_client(executor):
+        return Dask(executor)
+    if isinstance(executor, Executor):
+        return Local(pool=executor)
+    raise TypeError(f"executor={executor!r}: expected None, a job count, a "
+                    "concurrent.futures.Executor, a distributed.Client or a "
+                    "scheduler address")
