@@ -15,9 +15,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 from .api import compile, load, run  # noqa: E402
+
+if TYPE_CHECKING:  # for type checkers and the API reference; imported lazily below
+    from .report.model import Report
+    from .study import replicate, sweep
 
 __all__ = ["Report", "compile", "load", "replicate", "run", "sweep", "__version__"]
 
