@@ -105,6 +105,11 @@ EXAMPLES: list[Example] = [
             "affinity, least loaded, KV migration, myopic or lookahead routing.",
             "--horizon 5000 --warmup 500",
             "The horizon is shortened from the program's 20 000 to keep the run short."),
+    Example("examples/multi-turn/parallel_tools.sq", "Agent turns with two tool calls at once",
+            "Agent sessions on one vLLM-like step engine whose turns call a web search "
+            "and a code sandbox at once: the search runs as a concurrent leg "
+            "(`fork { … }`, then `join;`), so a turn waits for the slower call, not for "
+            "both; `--set parallel=0` calls them one after the other."),
     Example("examples/lib/vllm.sq", "Library: vLLM v1's request path",
             "Definitions only: `vllm_request` models vLLM v1's scheduler — FCFS "
             "admission under `max_num_seqs` and the KV blocks, chunked prefill, "
@@ -144,14 +149,24 @@ EXAMPLES: list[Example] = [
             "--horizon 400 --warmup 40",
             "The horizon is shortened from the program's 2000 s to keep the run short."),
     Example("examples/pd-disaggregation/vllm_nixl_push.sq", "vLLM with NIXL push (queues)",
-            "One vLLM prefill and one decode instance; the prefiller writes the KV "
-            "over both network cards after a fixed wait (NIXL push, "
-            "`transfer on P.nic, D.nic`).",
+            "One vLLM prefill and one decode instance, both requests sent at once: the "
+            "prefill runs as a leg of the request (`fork`), the decoder parks its blocks "
+            "and waits for it (`join;`), then the prefiller writes the KV over both "
+            "network cards after a fixed wait (the push relation `P push D`); "
+            "`--set concurrent=0` sends the decode request after the prefill's answer.",
+            "--horizon 400 --warmup 40",
+            "The horizon is shortened from the program's 2000 s to keep the run short."),
+    Example("examples/pd-disaggregation/vllm_nixl_push_transfer.sq",
+            "vLLM with NIXL push, one request after the other (queues)",
+            "The push deployment with the decode request sent after the prefill's "
+            "answer, written without the push relation: the writer's wait is a stage "
+            "`wr` and the copy `transfer on P.nic, D.nic`; its report equals "
+            "[`vllm_nixl_push.sq`](vllm-nixl-push.md)'s with `--set concurrent=0`.",
             "--horizon 400 --warmup 40",
             "The horizon is shortened from the program's 2000 s to keep the run short."),
     Example("examples/pd-disaggregation/vllm_nixl_push_flat.sq",
             "vLLM with NIXL push (kernel statements)",
-            _FLAT.format("vllm_nixl_push.sq", "vllm-nixl-push.md"),
+            _FLAT.format("vllm_nixl_push_transfer.sq", "vllm-nixl-push-transfer.md"),
             "--horizon 400 --warmup 40",
             "The horizon is shortened from the program's 2000 s to keep the run short."),
     Example("examples/pd-disaggregation/pd_tandem.sq",
@@ -189,6 +204,12 @@ EXAMPLES: list[Example] = [
             "that serves decodes, then the shortest remaining prefill (a `StepStage` "
             "subclass), instead of admission order.",
             policies=["examples/policies/shortest_prefill_first.py"]),
+    Example("examples/bench/two_resource_replica.sq", "Benchmark: a two-resource replica",
+            "One device whose iterations last as long as reading the weights and the "
+            "decoders' KV takes, prefills filling the compute this leaves, two session "
+            "classes, a live-session pool and a KV pool with eviction: almost every "
+            "iteration happens while nothing else moves, so `scripts/bench.py` times "
+            "the engine's fast path with it."),
 ]
 
 GROUPS = {
@@ -198,6 +219,7 @@ GROUPS = {
     "papers": "Batching policies from the literature",
     "pd-disaggregation": "Prefill/decode disaggregation",
     "policies": "Policies in Python",
+    "bench": "Benchmark programs",
 }
 
 _REPORT = re.compile(r"```console\n\$ [^\n]*\n(?P<report>.*?)```", re.S)
