@@ -58,8 +58,10 @@ def test_killed_sweep_reruns_only_the_missing_points(tmp_path):
     out = tmp_path / "res"
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, "-m", "serq.cli", "sweep", MG1, "--grid", "lam=0.5:0.8:0.05",
-           "--replications", "2", "--horizon", "3000", "--jobs", "1", "--quiet",
+           "--replications", "2", "--horizon", "20000", "--jobs", "1", "--quiet",
            "--out", str(out)]
+    # runs long enough (about 0.2 s each on the M/M/1 core path) that the poll
+    # below sees the first ones finish before the last, even on a loaded machine
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     runs = out / "runs"
@@ -74,10 +76,10 @@ def test_killed_sweep_reruns_only_the_missing_points(tmp_path):
     finished = [f for f in os.listdir(runs) if not ".tmp" in f]
     assert 2 <= len(finished) < 14, proc.stderr.read()
     total = 7 * 2  # lam 0.5, 0.55, …, 0.8 (7 points) x 2 replications
-    rest = study.sweep(MG1, {"lam": "0.5:0.8:0.05"}, replications=2, horizon=3000, jobs=1,
+    rest = study.sweep(MG1, {"lam": "0.5:0.8:0.05"}, replications=2, horizon=20000, jobs=1,
                        out=str(out))
     assert rest.reused == len(finished)
     assert rest.computed == total - len(finished)
-    again = study.sweep(MG1, {"lam": "0.5:0.8:0.05"}, replications=2, horizon=3000, jobs=1,
+    again = study.sweep(MG1, {"lam": "0.5:0.8:0.05"}, replications=2, horizon=20000, jobs=1,
                         out=str(out))
     assert again.computed == 0 and again.tidy.equals(rest.tidy)

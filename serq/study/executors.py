@@ -21,21 +21,43 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+class _Deferred(Future):
+    """A task of `Inline`, run in this process when its result is asked for."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple) -> None:
+        super().__init__()
+        self._task: Optional[tuple] = (fn, args)
+
+    def run(self) -> None:
+        """Run the task (once)."""
+        if self._task is None:
+            return
+        fn, args = self._task
+        self._task = None
+        try:
+            self.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self.set_exception(exc)
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        self.run()
+        return super().result(timeout)
+
+
 class Inline:
-    """Runs each task in this process when it is submitted (`--jobs 1`)."""
+    """Runs the tasks in this process, one by one as the caller iterates
+    them (`--jobs 1`): a sweep keeps each run as soon as it is done."""
 
     kind = "inline"
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
-        fut: Future = Future()
-        try:
-            fut.set_result(fn(*args))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            fut.set_exception(exc)
-        return fut
+        return _Deferred(fn, args)
 
     def as_completed(self, futures: Iterable[Future]) -> Iterator[Future]:
-        return iter(list(futures))
+        for fut in list(futures):
+            if isinstance(fut, _Deferred):
+                fut.run()
+            yield fut
 
     def close(self) -> None:
         pass
