@@ -129,6 +129,18 @@ def test_the_twin_gives_the_examples_report(concurrent):
     assert a == b
 
 
+@pytest.mark.parametrize("concurrent", [1, 0])
+def test_the_deterministic_twin_gives_the_deterministic_examples_report(concurrent):
+    """The same with the laws replaced (test_fork_join's replacement of the
+    example's laws gives the same constants as DETERMINISTIC)."""
+    from test_fork_join import deterministic
+    kw = dict(horizon=300, warmup=30)
+    a = mine(deterministic(text(EXAMPLE)), concurrent, **kw)
+    b = mine(replaced(text(TWIN), DETERMINISTIC), concurrent, **kw)
+    assert a["observes"]["parked"]["count"] > 250
+    assert a == b
+
+
 @requires("0.1.5")
 @pytest.mark.parametrize("concurrent", [1, 0])
 def test_deterministic_laws_equal_015(concurrent):
