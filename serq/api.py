@@ -96,6 +96,8 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     prog = copy.copy(program)
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
-    report = Simulation(prog, policies=policies, scheme=scheme, progress=progress).run()
+    from .deep import call_deep
+    sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress)
+    report = sim.run()
     report.name_series()
     return report

@@ -13,6 +13,7 @@ import os
 from typing import Optional, Union
 
 from .. import ir
+from ..deep import call_deep
 from ..errors import LinkError, ParseError, SerqError, UsageError
 from . import syntax as S
 from .consts import Constants, settings
@@ -130,7 +131,8 @@ def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, se
                 horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                 need_horizon=need_horizon)
     try:
-        return _load(text, label, os.path.abspath(path) if path else None, opts, keep)
+        return call_deep(_load, text, label, os.path.abspath(path) if path else None,
+                         opts, keep)
     except SerqError:
         raise
     except RecursionError:

@@ -54,16 +54,25 @@ def better(new: tuple, best: tuple) -> bool:
     return False
 
 
+def _dedent(body: str) -> str:
+    import textwrap
+    return textwrap.dedent(body)
+
+
 def _quoted(text: str) -> str:
     """A statement's text for messages, in backticks (Part 01 §8)."""
     return text if text.startswith("`") else f"`{text}`"
 
 
+SPLIT_DEPTH = 40  # indentation levels before a nested block becomes a function of its own
+
+
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, generator: bool = True, count: int = 0) -> None:
         self.lines: list[str] = []
         self.depth = 1
-        self.count = 0
+        self.count = count
+        self.generator = generator
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -125,7 +134,7 @@ class SessionCompiler:
     def function(self, name: str, body: list[ir.Stmt], scope: Scope,
                  prologue: list[str]) -> Callable:
         """A plain function `name(s)` (the `init` block)."""
-        w = _Writer()
+        w = _Writer(generator=False)
         for line in prologue:
             w.emit(line)
         self.block(body, scope, w)
@@ -137,8 +146,36 @@ class SessionCompiler:
     def block(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
         if not stmts:
             w.emit("pass")
+        elif w.depth > SPLIT_DEPTH:
+            self._split(stmts, scope, w)
+            return
         for st in stmts:
             getattr(self, "_" + type(st).__name__)(st, scope, w)
+
+    def _split(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
+        """A block nested deeper than Python's indentation allows becomes a
+        function of its own (a generator delegated to with `yield from`). It
+        returns None where the session's code returns, else its locals, of
+        which the request start `_rq` crosses back."""
+        sub = _Writer(w.generator, w.count + 1000 * (w.depth + 1))
+        for st in stmts:
+            getattr(self, "_" + type(st).__name__)(st, scope, sub)
+        sub.emit("return locals()")
+        if sub.generator:
+            sub.emit("yield")
+        w.count = max(w.count, sub.count)
+        from .exprs import free_names
+        body = "\n".join(sub.lines)
+        params = free_names(_dedent(body), self.ns.globals)
+        self.ns._count += 1
+        name = f"_blk{self.ns._count}"
+        self.ns.define(f"def {name}({', '.join(params)}):\n{body}\n", name)
+        r = w.fresh("r")
+        call = f"{name}({', '.join(params)})"
+        w.emit(f"{r} = yield from {call}" if w.generator else f"{r} = {call}")
+        w.emit(f"if {r} is None: return")
+        if "_rq = " in body:
+            w.emit(f"if '_rq' in {r}: _rq = {r}['_rq']")
 
     def expr(self, e: ir.Expr, scope: Scope) -> str:
         return self.exprs.expr(e, scope)
