@@ -48,7 +48,9 @@ class Simulation:
 
     def __init__(self, program: ir.Program, *, policies: Optional[dict[str, type]] = None,
                  scheme: str = "0.1.5", progress: Optional[ProgressFn] = None,
-                 check_invariants: bool = False):
+                 check_invariants: bool = False, max_live: Optional[int] = None,
+                 max_memory: Optional[int] = None):
+        from .watchdog import DEFAULT_MAX_LIVE
         st = program.settings
         if st.horizon is None:
             raise SimulationError("no horizon (run { horizon T; })", 0.0)
@@ -75,6 +77,8 @@ class Simulation:
         self.replaced_at = -1.0
         self.replaced = 0
         self.drained: Optional[float] = None
+        self.max_live = max_live or DEFAULT_MAX_LIVE  # live sessions before the run stops
+        self.max_memory = max_memory  # bytes of memory in use before the run stops
         self._build()
 
     # -- construction --------------------------------------------------------
@@ -392,6 +396,9 @@ class Simulation:
             self.trace.assign(s)
         self.arrivals += 1
         self._live(1)
+        if self.live > self.max_live:
+            from .watchdog import population_error
+            raise population_error(self)
         if self.init_fn is not None:
             self.init_fn(s)
         if self.claims is not None:
@@ -455,7 +462,8 @@ class Simulation:
         elif wl.arrival in ("batch", "closed"):
             for _ in range(wl.count):
                 self.create_session()
-        self._loop()
+        from .watchdog import watched_loop
+        watched_loop(self)
         end = self.horizon
         if self.limit is not None:
             end = self._check_drain()
@@ -562,6 +570,15 @@ class Simulation:
         return self.drained
 
     # -- the report ---------------------------------------------------------------------
+    def partial_report(self, now: float) -> Optional[Report]:
+        """The report of the time simulated up to `now` (a run stopped early);
+        None before the warm-up ended."""
+        if now <= self.warmup:
+            return None
+        rep = self._report(now)
+        rep.name_series()
+        return rep
+
     def _report(self, end: float) -> Report:
         self.env._now = end if self.env._now < end else self.env._now
         span = end - self.warmup
