@@ -106,8 +106,19 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
     from .deep import call_deep
-    sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
-                    max_live=max_live, max_memory=max_memory)
-    report = sim.run()
+    from .errors import SerqError
+    from .runtime.policy_failure import policy_failure
+    sim = None
+    try:
+        sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
+                        max_live=max_live, max_memory=max_memory)
+        report = sim.run()
+    except SerqError:
+        raise
+    except Exception as exc:
+        err = policy_failure(exc, policies, sim.env.now if sim is not None else 0.0)
+        if err is None:
+            raise
+        raise err from None
     report.name_series()
     return report

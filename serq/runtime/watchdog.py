@@ -56,6 +56,10 @@ class RunStopped(SimulationError):
         self.kind = kind
         self.report = report
 
+    def header(self, file: Optional[str] = None) -> str:
+        where = file or (self.pos.file if self.pos else "<program>")
+        return f"{where}: run stopped at t={shortest(self.time)}: {self.message.splitlines()[0]}"
+
 
 class _StopNow(Exception):
     """Raised by the stop entry: carries the kind and the message."""
@@ -97,7 +101,7 @@ def default_max_memory() -> Optional[int]:
 
 
 def megabytes(n: int) -> str:
-    return f"{n / 2 ** 20:.0f} MB"
+    return f"{n / 2 ** 20:.1f} MB"
 
 
 def _eid(env: Any) -> int:
@@ -198,9 +202,8 @@ class Watchdog:
             used = rss_bytes()
             if used > self.max_memory:
                 self.request("memory", f"memory in use ({megabytes(used)}) passed the limit "
-                             f"of {megabytes(self.max_memory)}: the run stopped at "
-                             f"t = {shortest(now)} with the report of the time simulated "
-                             "so far",
+                             f"of {megabytes(self.max_memory)} (--max-memory); the report "
+                             "covers the time simulated so far",
                              help="raise the limit with --max-memory MB, or shorten the "
                                   "horizon; samples kept for the report grow with the run")
                 return
