@@ -9,7 +9,7 @@
     with different hash seeds.
 
 The default suite runs a short profile (seconds); the tests marked slow run
-the long one (25 000 programs). Hypothesis runs derandomized and without
+the long one (20 000 programs). Hypothesis runs derandomized and without
 its example database, so a CI run is repeatable; a failure it finds is kept
 below as an `@example`. The counts of each run are printed at the end of
 the test session (tests/conftest.py).
@@ -53,6 +53,8 @@ def _inline_uses(path: str) -> str:
 def _seed_texts() -> list[str]:
     paths = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True))
     paths += sorted(glob.glob(os.path.join(ROOT, "tests", "data", "**", "*.sq"), recursive=True))
+    # the bad-program corpus: small texts, each near a rule of the front end
+    paths += sorted(glob.glob(os.path.join(ROOT, "tests", "bad_programs", "*.sq")))
     return [_inline_uses(p) for p in paths if os.sep + "lib" + os.sep not in p]
 
 
@@ -105,7 +107,7 @@ def test_generated_programs_short(text):
 
 
 @pytest.mark.slow
-@_profile(5000)
+@_profile(6000)
 @given(programs())
 def test_generated_programs_long(text):
     _try(text, _counts("generated (long)"))
@@ -119,7 +121,7 @@ def test_mutated_examples_short(text):
 
 
 @pytest.mark.slow
-@_profile(20000)
+@_profile(14000)
 @given(mutants(SEEDS))
 def test_mutated_examples_long(text):
     _try(text, _counts("mutants (long)"), horizon=5.0)
