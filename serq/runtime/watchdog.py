@@ -37,7 +37,7 @@ from simpy.events import Event, Process
 from ..errors import SimulationError, shortest
 
 TICK = 0.05                 # seconds of wall time between two looks
-GRACE = 1.0                 # seconds the loop has to reach a stop entry
+GRACE = 3.0                 # seconds the loop has to reach a stop entry
 INSTANT_WALL = 0.25         # wall time at one instant before a zero-time cycle is suspected
 INSTANT_EVENTS = 20_000     # ... and events handled there, plus 20 per live session
 CLOCK_WINDOW = 0.5          # wall time over which the clock must move past its resolution
@@ -140,6 +140,7 @@ class Watchdog:
         self.samples: Counter = Counter()
         self.requested_at = 0.0
         self.done = threading.Event()
+        self.lock = threading.Lock()
         self.owner = threading.get_ident()
         self.resolution = math.ulp(sim.horizon)
         now = time.monotonic()
@@ -175,6 +176,8 @@ class Watchdog:
         heappush(env._queue, (env._now, STOP_PRIORITY, -1, ev))
 
     def _fire(self, _ev: Any) -> None:
+        with self.lock:
+            self.done.set()  # reached: no asynchronous stop may follow
         raise self.pending  # type: ignore[misc]
 
     def _force(self) -> None:
@@ -186,7 +189,9 @@ class Watchdog:
         while not self.done.wait(TICK):
             if self.pending is not None:
                 if time.monotonic() - self.requested_at > GRACE:
-                    self._force()
+                    with self.lock:
+                        if not self.done.is_set():
+                            self._force()
                     return
                 continue
             try:
@@ -364,5 +369,5 @@ def watched_loop(sim: Any) -> None:
             raise RunStopped(stop.message, now, help=stop.help, kind=stop.kind,
                              report=report) from None
         except _StopAsync:
-            raise RunStopped("the run did not stop within a second: it stopped without a "
+            raise RunStopped("the run did not reach a stop within seconds: it stopped without a "
                              "report", sim.env._now, kind="interrupt") from None
