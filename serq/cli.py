@@ -114,7 +114,7 @@ def _parser() -> _Parser:
                      help="bind a policy class (a subclass from serq.policies) to a declared "
                           "stage or pool (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
-    add_limit_options(run)
+    add_limit_options(run, _count)
     check = sub.add_parser("check", help="parse, link and validate")
     check.add_argument("--kernel", action="store_true",
                        help="print the program after the rewrites (queues, calls, "

@@ -25,16 +25,6 @@ class OutputError(Exception):
     """Standard output cannot take the report (closed, full, a broken pipe)."""
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer")
-    return v
-
-
 def _megabytes(text: str) -> int:
     try:
         v = float(text)
@@ -45,9 +35,9 @@ def _megabytes(text: str) -> int:
     return int(v * 2 ** 20)
 
 
-def add_limit_options(q: argparse.ArgumentParser) -> None:
-    """`--max-live N` and `--max-memory MB` of `run`."""
-    q.add_argument("--max-live", type=_positive_int, metavar="N",
+def add_limit_options(q: argparse.ArgumentParser, count: Callable[[str], int]) -> None:
+    """`--max-live N` (read with `count`) and `--max-memory MB` of `run`."""
+    q.add_argument("--max-live", type=count, metavar="N",
                    help="stop when more than N sessions are live at once (default 100000)")
     q.add_argument("--max-memory", type=_megabytes, metavar="MB",
                    help="stop with the report so far when the process uses more than MB "

@@ -161,28 +161,18 @@ def test_set_of_a_non_number():
     assert "`abc` is not a constant" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_policy_constructor_raises(tmp_path):
+@pytest.mark.parametrize("body,line,needle", [
+    ("    def __init__(self, *a, **k):\n        super().__init__(*a, **k)\n"
+     "        raise ValueError('no way')\n", 5, "ValueError: no way"),
+    ("    def select_next(self):\n        return 1 / 0\n", 4, "ZeroDivisionError"),
+], ids=["constructor", "method"])
+def test_policy_that_raises_names_its_file_and_line(tmp_path, body, line, needle):
     pol = tmp_path / "pol.py"
-    pol.write_text("from serq.policies import Fifo\n"
-                   "class Boom(Fifo):\n"
-                   "    def __init__(self, *a, **k):\n"
-                   "        super().__init__(*a, **k)\n"
-                   "        raise ValueError('no way')\n")
-    r = _cli("run", MG1, "--horizon", "10", "--policy", f"svc={pol}:Boom")
+    pol.write_text("from serq.policies import Fifo\nclass P(Fifo):\n" + body)
+    r = _cli("run", MG1, "--horizon", "10", "--policy", f"svc={pol}:P")
     assert r.returncode == 1
-    assert f"{pol}:5" in r.stderr and "ValueError: no way" in r.stderr
+    assert f"{pol}:{line}" in r.stderr and needle in r.stderr
     assert "Traceback" not in r.stderr
-
-
-def test_policy_method_raises_names_its_line(tmp_path):
-    pol = tmp_path / "pol2.py"
-    pol.write_text("from serq.policies import Fifo\n"
-                   "class Late(Fifo):\n"
-                   "    def select_next(self):\n"
-                   "        return 1 / 0\n")
-    r = _cli("run", MG1, "--horizon", "10", "--policy", f"svc={pol}:Late")
-    assert r.returncode == 1
-    assert f"{pol}:4" in r.stderr and "ZeroDivisionError" in r.stderr
 
 
 @pytest.mark.parametrize("csv,needle", [
