@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 from . import __version__
 from .cli_guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
                         write_stdout)
+from .deep import call_deep
 from .errors import SerqError, UsageError
 
 
@@ -228,7 +229,7 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
     if args.command == "check":
         from .frontend import kernel_text, summary
         if args.kernel:
-            write_stdout(kernel_text(args.file, **kw))
+            write_stdout(call_deep(kernel_text, args.file, **kw))
             return 0
         program = api.load(args.file, **kw)
         write_stdout(summary(program) + "\n")
@@ -237,7 +238,8 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
                        seed=args.seed, arrivals=args.arrivals, need_horizon=True, **kw)
     if args.command == "ir":
         program.settings = api.settings_for(program)
-        write_stdout(json.dumps(_to_json(program), ensure_ascii=False) + "\n")
+        write_stdout(call_deep(lambda: json.dumps(_to_json(program), ensure_ascii=False))
+                     + "\n")
         return 0
     progress = None
     if not args.json and not args.no_progress and sys.stderr.isatty() and sys.stdout.isatty():

@@ -239,3 +239,12 @@ def test_max_memory_api():
         serq.run(program, max_memory=60 * 2 ** 20)
     rep = info.value.report
     assert rep is not None and rep.end == info.value.time and rep.arrivals > 0
+
+
+@pytest.mark.parametrize("command", [["ir"], ["check", "--kernel"], ["check"]])
+def test_500_levels_through_every_command(tmp_path, command):
+    p = tmp_path / "deep.sq"
+    p.write_text(_nested_ifs(500))
+    r = _cli(*command, str(p))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout
