@@ -213,18 +213,16 @@ class Watchdog:
                                   "horizon; samples kept for the report grow with the run")
                 return
         t0, e0, w0 = self.inst
-        if now != t0:
+        if now != t0:  # the clock moved: a new instant
             self.inst = (now, eid, wall)
             self.samples.clear()
         else:
             self._sample()
-        if now != t0:
-            pass  # the clock moved: no cycle
-        elif wall - w0 >= INSTANT_WALL and eid - e0 > INSTANT_EVENTS + 20 * sim.live:
-            self.request("cycle", self._cycle_message(now, eid - e0),
-                         help="a loop at one instant needs a `run` of positive work, or a "
-                              "hold that is not preempted again at once")
-            return
+            if wall - w0 >= INSTANT_WALL and eid - e0 > INSTANT_EVENTS + 20 * sim.live:
+                self.request("cycle", self._cycle_message(now, eid - e0),
+                             help="a loop at one instant needs a `run` of positive work, or "
+                                  "a hold that is not preempted again at once")
+                return
         t1, e1, w1 = self.window
         if wall - w1 >= CLOCK_WINDOW:
             if t1 < now and now - t1 < self.resolution and eid - e1 > CLOCK_EVENTS:
