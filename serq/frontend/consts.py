@@ -156,11 +156,12 @@ def settings(items: list, res: Resolver, arrival: str, *, horizon=None, warmup=N
                              "0 ≤ warmup < horizon", warmup, block.get("warmup"))
     s = 1.0 if s is None else s
     if not whole(s) or not 0 <= s <= MAX_SEED:
-        raise LinkError(f"the seed is {shortest(s)}: a count is a whole number from 0 "
-                        f"to {MAX_SEED}")
+        raise _setting_error(res, f"the seed is {shortest(s)}: a count is a whole number "
+                             f"from 0 to {MAX_SEED}", seed, block.get("seed"))
     if a is not None:
         if not whole(a) or a < 1:
-            raise LinkError(f"arrivals is {shortest(a)}: a count is a whole number ≥ 1")
+            raise _setting_error(res, f"arrivals is {shortest(a)}: a count is a whole "
+                                 "number ≥ 1", arrivals, block.get("arrivals"))
         if arrival not in ("poisson", "renewal"):
             raise LinkError("arrivals applies only to poisson or renewal workloads")
     return ir.Settings(horizon=h, warmup=w, seed=int(s),
