@@ -115,7 +115,7 @@ def test_generated_programs_short(text):
 
 
 @pytest.mark.slow
-@_profile(6000)
+@_profile(4000)
 @given(programs())
 def test_generated_programs_long(text):
     _try(text, _counts("generated (long)"))
@@ -137,7 +137,7 @@ def test_mutated_examples_short(text):
 
 
 @pytest.mark.slow
-@_profile(14000)
+@_profile(16000)
 @given(mutants(SEEDS))
 def test_mutated_examples_long(text):
     _try(text, _counts("mutants (long)"), horizon=5.0)
