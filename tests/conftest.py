@@ -14,4 +14,5 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"{name}: tried {c['tried']}, accepted {c['accepted']}, refused {c['refused']}, "
             f"runs reported {c['reported']}, run errors {c['run_error']}, "
+            f"stopped at the time bound {c['stopped']}, "
             f"run time {c['seconds']:.1f} s")

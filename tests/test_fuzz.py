@@ -66,8 +66,14 @@ def _profile(n: int):
                     suppress_health_check=list(HealthCheck))
 
 
-def _try(text: str, counts: Counter, horizon: float | None = None) -> None:
-    """Load and (if it loads) run `text` briefly; only SerqError may come out."""
+def _try(text: str, counts: Counter, horizon: float | None = None,
+         must_end: bool = True) -> None:
+    """Load and (if it loads) run `text` briefly; only SerqError may come out.
+
+    A run still going after `BOUND` seconds of CPU time is stopped (as Ctrl-C
+    would); that fails the test when `must_end`, else it is counted: a
+    mutant with an extreme number may be a legitimate run of hours (an
+    M/M/1 at rate 5e8 to horizon 5), which only has to stop when asked."""
     counts["tried"] += 1
     try:
         program = serq.load(source=text)
@@ -91,9 +97,12 @@ def _try(text: str, counts: Counter, horizon: float | None = None) -> None:
         serq.run(program, max_live=5000, **kw)
         counts["reported"] += 1
     except RunStopped as stop:
-        if stop.kind == "interrupt":
+        if stop.kind != "interrupt":
+            counts["run_error"] += 1
+        elif must_end:
             pytest.fail(f"the run did not end within {BOUND} s of CPU time:\n{text}")
-        counts["run_error"] += 1
+        else:
+            counts["stopped"] += 1
     except SerqError:
         counts["run_error"] += 1
     finally:
@@ -133,14 +142,14 @@ _TINY_MEAN = open(os.path.join(ROOT, "examples", "single-turn", "arguments.sq"),
 @given(mutants(SEEDS))
 @example(_TINY_MEAN)
 def test_mutated_examples_short(text):
-    _try(text, _counts("mutants (short)"), horizon=5.0)
+    _try(text, _counts("mutants (short)"), horizon=5.0, must_end=False)
 
 
 @pytest.mark.slow
 @_profile(16000)
 @given(mutants(SEEDS))
 def test_mutated_examples_long(text):
-    _try(text, _counts("mutants (long)"), horizon=5.0)
+    _try(text, _counts("mutants (long)"), horizon=5.0, must_end=False)
 
 
 # -- (c) reports independent of the hash seed ---------------------------------------------
