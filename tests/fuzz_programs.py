@@ -140,6 +140,7 @@ def programs(draw) -> str:
 
 
 TOKEN = re.compile(r"\d[\w.]*|\w+|\"[^\"]*\"|//[^\n]*|\S")
+MAX_MUTANT = 200_000  # characters of a mutant
 UNICODE = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
 
 
@@ -148,7 +149,9 @@ def mutants(draw, texts: list[str]) -> str:
     """One of `texts`, damaged once or a few times."""
     text = draw(st.sampled_from(texts))
     for _ in range(draw(st.integers(1, 3))):
-        text = draw(_mutation(text))
+        damaged = draw(_mutation(text))
+        if len(damaged) <= MAX_MUTANT:  # a long name made long again would grow without end
+            text = damaged
     return text
 
 

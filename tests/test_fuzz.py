@@ -37,6 +37,7 @@ from fuzz_programs import mutants, programs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOUND = 5.0  # seconds of CPU time for a short run (CPU, not wall: CI machines are shared)
+MAX_MEMORY = 2 * 2 ** 30  # bytes: a run past it stops (the CI machine is shared)
 COUNTS: dict[str, Counter] = {}
 
 
@@ -94,7 +95,7 @@ def _try(text: str, counts: Counter, horizon: float | None = None,
     start = time.monotonic()
     try:
         kw = {} if horizon is None else {"horizon": horizon, "warmup": 0.0}
-        serq.run(program, max_live=5000, **kw)
+        serq.run(program, max_live=5000, max_memory=MAX_MEMORY, **kw)
         counts["reported"] += 1
     except RunStopped as stop:
         if stop.kind != "interrupt":
