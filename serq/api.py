@@ -80,7 +80,8 @@ def settings_for(program: ir.Program, *, seed: Optional[int] = None,
 def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[float] = None,
         warmup: Optional[float] = None, arrivals: Optional[int] = None,
         policies: Optional[Mapping[str, Union[type, str]]] = None, scheme: str = "0.1.5",
-        progress: Any = None) -> Report:
+        progress: Any = None, max_live: Optional[int] = None,
+        max_memory: Optional[int] = None) -> Report:
     """Simulate `program` and return its `Report`.
 
     `seed`, `horizon`, `warmup`, `arrivals` override the program's settings
@@ -94,11 +95,33 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     thread about four times a second of wall time, and once at the end. Raises
     `SimulationError` when the run stops, `PolicyError` when a policy broke
     a rule of the runtime. The same program, settings and policies give the
-    same report (common random numbers across policies)."""
+    same report (common random numbers across policies).
+
+    Limits (docs/guide/limits.md): more than `max_live` live sessions
+    (default 100 000) stop the run with a `SimulationError` naming the
+    arrival rate and the stage that cannot keep up; past `max_memory` bytes
+    in use (default: no limit) the run stops with `RunStopped`, whose
+    `.report` covers the time simulated so far. A zero-time cycle or a clock
+    that cannot advance stops it with a `SimulationError` within about a
+    second of wall time."""
     from .runtime.simulation import Simulation
     prog = copy.copy(program)
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
-    report = Simulation(prog, policies=policies, scheme=scheme, progress=progress).run()
+    from .deep import call_deep
+    from .errors import SerqError
+    from .runtime.policy_failure import policy_failure
+    sim = None
+    try:
+        sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
+                        max_live=max_live, max_memory=max_memory)
+        report = sim.run()
+    except SerqError:
+        raise
+    except Exception as exc:
+        err = policy_failure(exc, policies, sim.env.now if sim is not None else 0.0)
+        if err is None:
+            raise
+        raise err from None
     report.name_series()
     return report

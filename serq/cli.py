@@ -1,8 +1,9 @@
 """The `serq-simpy` command line (spec Part 06 §11).
 
 Exit status: 0 success; 1 a program that does not load, a run-time error,
-an output that cannot be written, or a run ending with a stuck session;
-2 a usage error. Diagnostics go to standard error; a failed command writes
+an output that cannot be written, a run stopped by `--max-memory`, or a run
+ending with a stuck session; 2 a usage error; 130 a run interrupted with
+Ctrl-C (docs/guide/limits.md). Diagnostics go to standard error; a failed command writes
 no report to standard output.
 """
 from __future__ import annotations
@@ -15,6 +16,9 @@ import sys
 from typing import Any, Optional, Sequence
 
 from . import __version__
+from .cli_guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
+                        write_stdout)
+from .deep import call_deep
 from .errors import SerqError, UsageError
 
 
@@ -123,6 +127,7 @@ def _parser() -> _Parser:
                      help="bind a policy class (a subclass from serq.policies) to a declared "
                           "stage or pool (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
+    add_limit_options(run, _count)
     from .study import cli as study_cli
     study_cli.add_run_options(run)
     study_cli.add_commands(sub, common, settings)
@@ -206,7 +211,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"serq-simpy: error: {exc}\n")
         return 2
     try:
+        check_stdout()
         return _execute(args, inputs, policies)
+    except OutputError as exc:
+        sys.stderr.write(f"serq-simpy: error: {exc}\n")
+        return 1
     except SerqError as exc:
         sys.stderr.write(exc.format(args.file) + "\n")
         return 1
@@ -218,7 +227,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
@@ -233,10 +242,10 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
     if args.command == "check":
         from .frontend import kernel_text, summary
         if args.kernel:
-            sys.stdout.write(kernel_text(args.file, **kw))
+            write_stdout(call_deep(kernel_text, args.file, **kw))
             return 0
         program = api.load(args.file, **kw)
-        sys.stdout.write(summary(program) + "\n")
+        write_stdout(summary(program) + "\n")
         return 0
     program = api.load(args.file, trace=args.trace, horizon=args.horizon, warmup=args.warmup,
                        seed=args.seed, arrivals=args.arrivals, need_horizon=True, **kw)
@@ -245,28 +254,57 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
         trace = getattr(program.workload, "trace", None)
         if trace is not None and not args.inline_trace:  # refer to the file only (§11.2)
             program.workload.trace = dataclasses.replace(trace, sessions=[])
-        sys.stdout.write(json.dumps(_to_json(program), ensure_ascii=False) + "\n")
+        write_stdout(call_deep(lambda: json.dumps(_to_json(program), ensure_ascii=False))
+                     + "\n")
         return 0
     progress = None
     if not args.json and not args.no_progress and not args.quiet and sys.stderr.isatty() \
             and sys.stdout.isatty():
         from .study.progress import RunBar
         progress = RunBar(program.settings.horizon or 0.0)
+    from .cli_guard import interruptible, memory_limit
+    from .runtime.watchdog import RunStopped
     try:
-        report = api.run(program, policies=policies, progress=progress)
+        report = interruptible(lambda: api.run(
+            program, policies=policies, progress=progress, max_live=args.max_live,
+            max_memory=memory_limit(args)))
+    except RunStopped as stop:
+        return _stopped(args, stop)
     finally:
         if progress is not None:
             progress.close()
+    _write_report(args, report)
+    return 1 if any(p.stuck for p in report.pools) else 0
+
+
+def _write_report(args: argparse.Namespace, report: Any, stop: Any = None) -> None:
     if args.dump:
         from .report.dump import write_dump
-        write_dump(report, args.dump)
+        try:
+            write_dump(report, args.dump)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise OutputError(f"cannot write the samples to --dump {args.dump}: "
+                              f"{reason}{where}") from None
+    from . import cli_guard
     if args.json:
         from .report.json_report import to_json
-        sys.stdout.write(to_json(report) + "\n")
+        write_stdout(cli_guard.stopped_json(report, stop) if stop else to_json(report) + "\n")
     else:
         from .report.text_report import to_text
-        sys.stdout.write(to_text(report))
-    return 1 if any(p.stuck for p in report.pools) else 0
+        text = to_text(report)
+        write_stdout(cli_guard.stopped_text(text, stop) if stop else text)
+
+
+def _stopped(args: argparse.Namespace, stop: Any) -> int:
+    """A run stopped by --max-memory or Ctrl-C: its report so far, then why."""
+    if stop.report is not None:
+        _write_report(args, stop.report, stop)
+    sys.stderr.write(stop.format(args.file) + "\n")
+    if stop.report is None:
+        sys.stderr.write("note: the warm-up had not ended: nothing was measured\n")
+    return EXIT_INTERRUPTED if stop.kind == "interrupt" else 1
 
 
 if __name__ == "__main__":

@@ -532,6 +532,7 @@ class Workload:
     init: list[Stmt] = field(default_factory=list)
     turn: list[Stmt] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
+    pos: Optional[Pos] = None  # the `arrive` clause
 
 
 @dataclass

@@ -13,6 +13,7 @@ import os
 from typing import Optional, Union
 
 from .. import ir
+from ..deep import call_deep
 from ..errors import LinkError, ParseError, SerqError, UsageError
 from . import syntax as S
 from .consts import Constants, settings
@@ -26,6 +27,7 @@ from .lower import Lowerer, ir_stmts
 from .reserved import check_reserved
 from .resolve import Resolver
 from .shapes import shape_program
+from .source import MAX_SOURCE_BYTES, read_source, too_large
 
 __all__ = ["load", "summary", "kernel_text", "ParseError", "LinkError"]
 
@@ -33,12 +35,7 @@ Value = Union[str, float, int]
 
 
 def _read(path: str, label: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise ParseError(f"cannot read `{label}`: {reason}") from None
+    return read_source(path, label)
 
 
 def _names_declared(items: list) -> dict[tuple[str, str], S.Item]:
@@ -128,11 +125,14 @@ def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, se
         raise UsageError("load() takes a path or source=, not both")
     label = file_label or path or "<program>"
     text = source if source is not None else _read(path, label)
+    if source is not None and len(source) > MAX_SOURCE_BYTES:
+        raise too_large(label, len(source.encode("utf-8", "surrogatepass")))
     opts = dict(sets=sets or {}, defs=defs or {}, workload=workload, trace=trace,
                 horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                 need_horizon=need_horizon)
     try:
-        return _load(text, label, os.path.abspath(path) if path else None, opts, keep)
+        return call_deep(_load, text, label, os.path.abspath(path) if path else None,
+                         opts, keep)
     except SerqError:
         raise
     except RecursionError:

@@ -124,6 +124,14 @@ def setting_value(res: Resolver, value, key: str, expr_of_item) -> Optional[floa
     return res.constant(parse_expression(str(value), f"--{key}"), f"`{key}`")
 
 
+def _setting_error(res: Resolver, message: str, given, written) -> LinkError:
+    """A bad setting: at its expression in `run { … }` when it comes from there."""
+    pos = getattr(written, "pos", None) if given is None else None
+    if pos is None:
+        return LinkError(message)
+    return res.err(message, pos)
+
+
 def settings(items: list, res: Resolver, arrival: str, *, horizon=None, warmup=None,
              seed=None, arrivals=None, need_horizon: bool = True) -> ir.Settings:
     """The execution settings: the `run { … }` block, replaced by the arguments."""
@@ -141,18 +149,19 @@ def settings(items: list, res: Resolver, arrival: str, *, horizon=None, warmup=N
             raise LinkError("no horizon (run { horizon T; })",
                             help="give one in the program or with --horizon")
     elif not (math.isfinite(h) and h > w and h > 0):
-        raise LinkError(f"the horizon is {shortest(h)}: a horizon is a finite number "
-                        "greater than the warm-up")
+        raise _setting_error(res, f"the horizon is {shortest(h)}: a horizon is a finite "
+                             "number greater than the warm-up", horizon, block.get("horizon"))
     if not (w == w and w >= 0 and (h is None or w < h) and math.isfinite(w)):
-        raise LinkError(f"the warm-up is {shortest(w)}: it is a number with "
-                        "0 ≤ warmup < horizon")
+        raise _setting_error(res, f"the warm-up is {shortest(w)}: it is a number with "
+                             "0 ≤ warmup < horizon", warmup, block.get("warmup"))
     s = 1.0 if s is None else s
     if not whole(s) or not 0 <= s <= MAX_SEED:
-        raise LinkError(f"the seed is {shortest(s)}: a count is a whole number from 0 "
-                        f"to {MAX_SEED}")
+        raise _setting_error(res, f"the seed is {shortest(s)}: a count is a whole number "
+                             f"from 0 to {MAX_SEED}", seed, block.get("seed"))
     if a is not None:
         if not whole(a) or a < 1:
-            raise LinkError(f"arrivals is {shortest(a)}: a count is a whole number ≥ 1")
+            raise _setting_error(res, f"arrivals is {shortest(a)}: a count is a whole "
+                                 "number ≥ 1", arrivals, block.get("arrivals"))
         if arrival not in ("poisson", "renewal"):
             raise LinkError("arrivals applies only to poisson or renewal workloads")
     return ir.Settings(horizon=h, warmup=w, seed=int(s),

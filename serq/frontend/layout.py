@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .source import read_source
 from ..errors import ParseError
 from ..ir import Pos
 from . import syntax as S
@@ -51,13 +52,11 @@ class Layout:
     # ---------------------------------------------------------------- files
     def read(self, path: str, label: str, use: Optional[S.IUse], src: str) -> str:
         try:
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-        except (OSError, UnicodeDecodeError) as e:
-            reason = getattr(e, "strerror", None) or str(e)
-            if use is None:
-                raise ParseError(f"cannot read `{label}`: {reason}") from None
-            raise ParseError(f"cannot read `{use.path}`: {reason}", use.pos,
+            return read_source(path, label)
+        except ParseError as e:
+            if use is None or e.pos is not None:
+                raise
+            raise ParseError(e.message.replace(f"`{label}`", f"`{use.path}`", 1), use.pos,
                              source=src) from None
 
     def parse(self, text: str, label: str, path: Optional[str]) -> S.SourceFile:

@@ -122,6 +122,7 @@ class Lowerer:
     def arrival(self, c: S.CArrive, wl: ir.Workload) -> None:
         res = self.res
         wl.arrival = c.kind
+        wl.pos = c.pos
         if c.kind == "poisson":
             rate = res.constant(c.arg, "a rate")
             if not (math.isfinite(rate) and rate > 0):

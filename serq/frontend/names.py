@@ -85,6 +85,9 @@ def reserved_message(name: str, what: str) -> str:
             f"{what} named `{name}` would be read there instead")
 
 
+MAX_SUGGEST = 64  # names longer than this get no did-you-mean
+
+
 def levenshtein(a: str, b: str) -> int:
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -98,7 +101,11 @@ def levenshtein(a: str, b: str) -> int:
 def suggest(name: str, candidates) -> str | None:
     """The one nearest candidate within the distance rule of Part 01 §8.3."""
     limit = 1 if len(name) < 4 else 2
-    scored = sorted((levenshtein(name, c), c) for c in set(candidates) if c != name)
+    if len(name) > MAX_SUGGEST:
+        return None  # no name that long is a typo of a declared one worth the search
+    # the distance is at least the difference in length: skip the far ones unmeasured
+    scored = sorted((levenshtein(name, c), c) for c in set(candidates)
+                    if c != name and abs(len(c) - len(name)) <= limit)
     if not scored or scored[0][0] > limit:
         return None
     if len(scored) > 1 and scored[1][0] == scored[0][0]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from textx.exceptions import TextXError, TextXSyntaxError
 
+from ..deep import MAX_NESTING, call_deep
 from ..errors import ParseError
 from ..ir import Pos
 from . import grammar
@@ -144,14 +145,37 @@ def token_index(tokens: list[Token], offset: int) -> int:
     return min(bisect.bisect_left(offsets, offset), len(tokens) - 1)
 
 
+OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def check_nesting(tokens: list[Token], file: str, text: str) -> None:
+    """Refuse brackets and blocks open more than `MAX_NESTING` levels deep,
+    at the bracket that goes one level too deep (docs/guide/limits.md)."""
+    depth = 0
+    for tok in tokens:
+        if tok.kind != "op":
+            continue
+        if tok.text in OPENERS:
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ParseError(f"the program nests more than {MAX_NESTING} levels deep "
+                                 f"here (brackets and blocks open at once)",
+                                 Pos(file, tok.line, tok.col, 1), source=text,
+                                 help="move part of the expression into a `let` or a `def`, "
+                                      "or flatten the nested blocks")
+        elif tok.text in (")", "]", "}") and depth:
+            depth -= 1
+
+
 def parse_source(text: str, file: str, root: str = "program"):
     """Parse `text`; returns the textX model and the lexer's tokens."""
     tokens, clean = lex(text, file)
+    check_nesting(tokens, file, text)
     index = LineIndex(text)
     if root == "program":
         prescan(tokens, file, text)
     try:
-        model = metamodel(root).model_from_str(clean)
+        model = call_deep(metamodel(root).model_from_str, clean)
     except TextXSyntaxError as e:
         starts = index.starts
         line = max(1, min(e.line or 1, len(starts)))

@@ -20,6 +20,9 @@ OPTION_TEXT = {"cap": "cap", "block": "block", "evict": "evict", "preempt": "pre
                "spill": "spill"}
 
 
+MAX_ARRAY = 100_000  # members of one stage or pool array (docs/guide/limits.md)
+
+
 def family_size(res: Resolver, consts: Constants,
                 item: Union[S.IStage, S.IPool]) -> Optional[int]:
     """The member count of `s[N]`/`p[N]` (None for a single declaration)."""
@@ -29,6 +32,11 @@ def family_size(res: Resolver, consts: Constants,
     if not whole(n) or n < 1:
         raise res.err(f"the array size of `{item.name}` is {shortest(n)}: a size "
                       "is a whole number ≥ 1", item.size.pos)
+    if n > MAX_ARRAY:
+        raise res.err(f"the array size of `{item.name}` is {shortest(n)}: an array has at "
+                      f"most {MAX_ARRAY} members", item.size.pos,
+                      "each member is an object of the run; model a large farm as one "
+                      "stage with servers (`: fifo(c)`) or fewer, larger members")
     return int(n)
 
 

@@ -54,9 +54,17 @@ def better(new: tuple, best: tuple) -> bool:
     return False
 
 
+def _dedent(body: str) -> str:
+    import textwrap
+    return textwrap.dedent(body)
+
+
 def _quoted(text: str) -> str:
     """A statement's text for messages, in backticks (Part 01 §8)."""
     return text if text.startswith("`") else f"`{text}`"
+
+
+SPLIT_DEPTH = 40  # indentation levels before a nested block becomes a function of its own
 
 
 def _at(pos: Optional[ir.Pos]) -> str:
@@ -65,10 +73,12 @@ def _at(pos: Optional[ir.Pos]) -> str:
 
 
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, generator: bool = True, count: int = 0) -> None:
         self.lines: list[str] = []
         self.depth = 1
-        self.count = 0
+        self.count = count
+        self.generator = generator
+        self.marks: list[tuple[int, Any]] = []  # (line index, statement position)
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -105,6 +115,7 @@ class SessionCompiler:
         self.request_sink = request_sink
         self.hold_spec = hold_spec
         self.tokens = False
+        self.linemaps: dict[str, list[tuple[int, Any]]] = {}
         self.observe_all: Optional[Callable[[str], Optional[str]]] = None
         hooks = RuntimeHooks(ns.env)
         g = ns.globals
@@ -128,25 +139,74 @@ class SessionCompiler:
         w.emit("return")
         w.emit("yield")  # makes it a generator even without runs
         src = f"def {name}(s):\n" + "\n".join(w.lines) + "\n"
-        return self.ns.define(src, name)
+        return self._define(src, name, w)
 
     def function(self, name: str, body: list[ir.Stmt], scope: Scope,
                  prologue: list[str]) -> Callable:
         """A plain function `name(s)` (the `init` block)."""
-        w = _Writer()
+        w = _Writer(generator=False)
         for line in prologue:
             w.emit(line)
         self.block(body, scope, w)
         w.emit("return")
         src = f"def {name}(s):\n" + "\n".join(w.lines) + "\n"
-        return self.ns.define(src, name)
+        return self._define(src, name, w)
 
     # -- statements ------------------------------------------------------------
     def block(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
         if not stmts:
             w.emit("pass")
+        elif w.depth > SPLIT_DEPTH:
+            self._split(stmts, scope, w)
+            return
         for st in stmts:
+            w.marks.append((len(w.lines), st.pos))
             getattr(self, "_" + type(st).__name__)(st, scope, w)
+
+    def _define(self, src: str, name: str, w: _Writer) -> Callable:
+        """Define generated code, keeping where each statement's lines start
+        (the run-time diagnoses name the statement a session waits at)."""
+        self.linemaps[f"<serq:{name}>"] = [(i + 2, pos) for i, pos in w.marks if pos]
+        return self.ns.define(src, name)
+
+    def position(self, frame: Any) -> Optional[str]:
+        """`file:line:col` of the statement a frame of generated code is in."""
+        marks = self.linemaps.get(frame.f_code.co_filename)
+        if not marks:
+            return None
+        line = frame.f_lineno
+        found = None
+        for start, pos in marks:
+            if start > line:
+                break
+            found = pos
+        return None if found is None else f"{found.file}:{found.line}:{found.col}"
+
+    def _split(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
+        """A block nested deeper than Python's indentation allows becomes a
+        function of its own (a generator delegated to with `yield from`). It
+        returns None where the session's code returns, else its locals, of
+        which the request start `_rq` crosses back."""
+        sub = _Writer(w.generator, w.count + 1000 * (w.depth + 1))
+        for st in stmts:
+            sub.marks.append((len(sub.lines), st.pos))
+            getattr(self, "_" + type(st).__name__)(st, scope, sub)
+        sub.emit("return locals()")
+        if sub.generator:
+            sub.emit("yield")
+        w.count = max(w.count, sub.count)
+        from .exprs import free_names
+        body = "\n".join(sub.lines)
+        params = free_names(_dedent(body), self.ns.globals)
+        self.ns._count += 1
+        name = f"_blk{self.ns._count}"
+        self._define(f"def {name}({', '.join(params)}):\n{body}\n", name, sub)
+        r = w.fresh("r")
+        call = f"{name}({', '.join(params)})"
+        w.emit(f"{r} = yield from {call}" if w.generator else f"{r} = {call}")
+        w.emit(f"if {r} is None: return")
+        if "_rq = " in body:
+            w.emit(f"if '_rq' in {r}: _rq = {r}['_rq']")
 
     def expr(self, e: ir.Expr, scope: Scope) -> str:
         return self.exprs.expr(e, scope)

@@ -101,6 +101,38 @@ def index_checker(env: Any) -> Callable[[float, int, str], int]:
     return _ix
 
 
+HOIST_DEPTH = 60  # brackets of generated source before a subexpression is hoisted
+
+
+def nesting(src: str) -> int:
+    """The deepest bracket nesting of generated source."""
+    depth = top = 0
+    for ch in src:
+        if ch in "([{":
+            depth += 1
+            if depth > top:
+                top = depth
+        elif ch in ")]}":
+            depth -= 1
+    return top
+
+
+def free_names(src: str, globals_: dict[str, Any]) -> list[str]:
+    """Local names generated source reads (neither bound globals nor builtins)."""
+    import ast
+    import builtins
+    tree = ast.parse(src, mode="eval" if "\n" not in src else "exec")
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    stored |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler) and n.name}
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in stored \
+                and n.id not in globals_ and not hasattr(builtins, n.id) and n.id not in out:
+            out.append(n.id)
+    return sorted(out)
+
+
 class ExprCompiler:
     """Turns IR expressions into Python source strings."""
 
@@ -128,7 +160,21 @@ class ExprCompiler:
     def expr(self, e: ir.Expr, scope: Scope) -> str:
         """Python source of `e` (a float-valued expression)."""
         method = getattr(self, "_" + type(e).__name__)
-        return method(e, scope)
+        src = method(e, scope)
+        if len(src) > 2 * HOIST_DEPTH and nesting(src) > HOIST_DEPTH:
+            src = self._hoist(src)
+        return src
+
+    def _hoist(self, src: str) -> str:
+        """A deeply nested expression becomes a call of a function of its
+        own (Python's parser takes at most 200 nested brackets); the call is
+        evaluated where the expression was, so draws and short circuits keep
+        their order."""
+        params = free_names(src, self.ns.globals)
+        self.ns._count += 1
+        name = f"_deep{self.ns._count}"
+        self.ns.define(f"def {name}({', '.join(params)}):\n    return {src}\n", name)
+        return f"{name}({', '.join(params)})"
 
     def _Num(self, e: ir.Num, scope: Scope) -> str:
         v = e.value

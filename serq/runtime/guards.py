@@ -191,6 +191,13 @@ def guarded(cls: type, base: type) -> type:
     return g
 
 
+def _origin(exc: BaseException) -> str:
+    """` (at FILE:LINE)`: where in the user's code the exception was raised."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
 def _caller(g: type, method: str) -> Callable[..., Any]:
     """Calls the user's method (the one `g` overrides), turning an exception
     it raises into a `PolicyError`."""
@@ -201,7 +208,7 @@ def _caller(g: type, method: str) -> Callable[..., Any]:
         except SerqError:
             raise
         except Exception as exc:
-            raise _error(self, method, f"raised {type(exc).__name__}: {exc}",
+            raise _error(self, method, f"raised {type(exc).__name__}: {exc}{_origin(exc)}",
                          "a policy method returns its decision; it does not raise") from exc
     return call
 

@@ -52,7 +52,9 @@ class Simulation:
 
     def __init__(self, program: ir.Program, *, policies: Optional[dict[str, type]] = None,
                  scheme: str = "0.1.5", progress: Optional[ProgressFn] = None,
-                 check_invariants: bool = False):
+                 check_invariants: bool = False, max_live: Optional[int] = None,
+                 max_memory: Optional[int] = None):
+        from .watchdog import DEFAULT_MAX_LIVE
         st = program.settings
         if st.horizon is None:
             raise SimulationError("no horizon (run { horizon T; })", 0.0)
@@ -79,6 +81,8 @@ class Simulation:
         self.replaced_at = -1.0
         self.replaced = 0
         self.drained: Optional[float] = None
+        self.max_live = max_live or DEFAULT_MAX_LIVE  # live sessions before the run stops
+        self.max_memory = max_memory  # bytes of memory in use before the run stops
         self._build()
 
     # -- construction --------------------------------------------------------
@@ -197,7 +201,7 @@ class Simulation:
                 gap=gap, limit=self.limit)
         self._track_estimates()
         #: the plain event loop suffices: no pool, engine, gauge, drain or
-        #: invariant check needs its end-of-event work (progress is a ticker thread)
+        #: invariant check needs its end-of-event work (progress is a thread's)
         self.simple = (not self.gauges and self.limit is None
                        and not self.pool_list and not self.check_invariants
                        and not self.step_list)
@@ -415,6 +419,9 @@ class Simulation:
             self.live_int += self.live * (now - self.live_t)
             self.live_t = now
         self.live += 1
+        if self.live > self.max_live:
+            from .watchdog import population_error
+            raise population_error(self)
         if self.init_fn is not None:
             self.init_fn(s)
         if self.claims is not None:
@@ -502,7 +509,8 @@ class Simulation:
                 self.create_session()
         ticker = None if self.progress is None else Ticker(self, self.progress).start()
         try:
-            self._loop()
+            from .watchdog import watched_loop
+            watched_loop(self)
         finally:
             if ticker is not None:
                 ticker.stop()
@@ -627,6 +635,15 @@ class Simulation:
         return self.drained
 
     # -- the report ---------------------------------------------------------------------
+    def partial_report(self, now: float) -> Optional[Report]:
+        """The report of the time simulated up to `now` (a run stopped early);
+        None before the warm-up ended."""
+        if now <= self.warmup:
+            return None
+        rep = self._report(now)
+        rep.name_series()
+        return rep
+
     def _report(self, end: float) -> Report:
         self.env._now = end if self.env._now < end else self.env._now
         span = end - self.warmup
