@@ -35,6 +35,7 @@ from typing import Any, Callable, Optional
 from simpy.events import Event, Process
 
 from ..errors import SimulationError, shortest
+from .process import SessionProcess
 
 TICK = 0.05                 # seconds of wall time between two looks
 GRACE = 3.0                 # seconds the loop has to reach a stop entry
@@ -291,7 +292,7 @@ def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -
             continue
         for cb in list(item[3].callbacks or ()):
             proc = getattr(cb, "__self__", None)
-            if isinstance(proc, Process):
+            if isinstance(proc, (Process, SessionProcess)):
                 pos = _generator_pos(proc._generator, linemap)
                 if pos is not None:
                     seen[pos] += 1
