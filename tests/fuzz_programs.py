@@ -194,5 +194,8 @@ def _mutation(draw, text: str) -> str:
         if not names:
             return text
         a, b = draw(st.sampled_from(names))
-        return text[:a] + text[a:b] * draw(st.sampled_from([50, 2000])) + text[b:]
+        reps = draw(st.sampled_from([50, 2000]))
+        if (b - a) * reps > 100_000:  # a name made long twice or three times: 800 MB of text
+            return text
+        return text[:a] + text[a:b] * reps + text[b:]
     return text[:a] + draw(UNICODE) + text[a:]
