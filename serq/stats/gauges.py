@@ -133,6 +133,35 @@ class LogHistogram:
         self.count += 1
         self._sum += x
 
+    def add_many(self, xs: list[float]) -> None:
+        """`add(x)` for every float `x` of `xs`, in order (a gap equal to the
+        one before it only counts: its bucket's bounds hold it already)."""
+        buckets = self._buckets
+        log = math.log
+        floor = math.floor
+        width = _LOG_WIDTH
+        total = self._sum
+        prev = None
+        bucket: list = []
+        for x in xs:
+            total += x
+            if x == prev:
+                bucket[0] += 1
+                continue
+            prev = x
+            k = floor(log(x) / width) if x > 0.0 else _NONPOSITIVE
+            bucket = buckets.get(k)
+            if bucket is None:
+                bucket = buckets[k] = [1, x, x]
+            else:
+                bucket[0] += 1
+                if x < bucket[1]:
+                    bucket[1] = x
+                elif x > bucket[2]:
+                    bucket[2] = x
+        self.count += len(xs)
+        self._sum = total
+
     def mean(self) -> float:
         """The exact mean of the gaps; NaN if none."""
         return self._sum / self.count if self.count else NAN
