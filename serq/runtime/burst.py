@@ -409,6 +409,16 @@ class Burst:
             again = grown and spec.grow_moves
             r, _d, kvd, kvp = self.totals([a[0] for a in assign])
             fdec = float(dec)
+            cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
+            if not cost > 0.0:
+                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+            end = now + cost
+            if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
+                # the common case with several engines: the first iteration
+                # ends at or after the next entry (checked before the rest)
+                self.last_void = False
+                self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
+                return True
             cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
             grows = [(job.frame, job.fk, t) for job, t, _k in assign
                      if job.growing is not None and job.session is not None]
@@ -433,11 +443,13 @@ class Burst:
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
             stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
-            cost = None
+            fresh = True  # this plan's first iteration: its cost is known
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
                 while True:
-                    if cost is None or not steady:
+                    if fresh:
+                        fresh = False
+                    elif not steady:
                         cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
                         if not cost > 0.0:
                             cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
