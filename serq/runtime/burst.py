@@ -369,6 +369,75 @@ class Burst:
         env._now = end
         return m
 
+    def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
+               dec: int, cls: int, cost: float, now: float) -> tuple[float, bool]:
+        """The iterations of a plan with a fixed cost from `now`, one by one
+        as the loop of `_closed` runs them (the same operations in the same
+        order) with the stage's sums held in locals, until the next one ends
+        at or after the next calendar entry or past the horizon (returns the
+        clock and True: `_closed` launches it) or a run finishes or a hold
+        needs a block (False: plan again). Nothing else moves meanwhile."""
+        sim = self.sim
+        q = self.env._queue
+        q0 = q[0][0] if q else math.inf
+        horizon = sim.horizon
+        warmup = self.warmup
+        n = self.n
+        its, events = self.iterations, sim.events
+        b_count, b_dec, b_time = self.batch_count, self.batch_decodes, self.batch_time
+        served = self.served_tokens
+        int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
+            self.int_decodes
+        t_last = self.t_last
+        due = False
+        while True:
+            end = now + cost
+            if q0 <= end or end > horizon:
+                due = True
+                break
+            its += 1
+            for frame, fk, t in grows:
+                frame.pos[fk] += t
+                frame.grown = True
+            if dec and now >= warmup:
+                b_count += 1
+                b_dec += dec
+                b_time += cost
+            served += tokens
+            events += 1
+            dt = end - now
+            if dt:
+                if n:
+                    int_n += n * dt
+                    busy += dt
+                in_cls += dt
+                int_dec += dec * dt
+                t_last = end
+            now = end
+            finishing = False
+            for job, t in pairs:
+                rem = job.remaining = job.remaining - t
+                if rem - t <= EPS:
+                    finishing = True
+            if sessions:
+                times.append(end)
+            if finishing:
+                break
+            grown = False
+            for frame, fk, t in grows:
+                if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+                    grown = True
+            if grown:
+                break
+        self.iterations, sim.events = its, events
+        self.batch_count, self.batch_decodes, self.batch_time = b_count, b_dec, b_time
+        self.served_tokens = served
+        self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
+        self.cls_time[cls] = in_cls
+        self.t_last = t_last
+        self.env._now = now
+        return now, due
+
     def _closed(self) -> bool:
         """Start the iteration `attempt` would start, and run the following
         ones inline while nothing but this engine moves: the residents, their
@@ -420,29 +489,39 @@ class Burst:
                 self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
                 return True
             cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
-            grows = [(job.frame, job.fk, t) for job, t, _k in assign
-                     if job.growing is not None and job.session is not None]
-            moving = [(job.frame, job.fk, t) for job, t, _k in assign
-                      if job.mode == "prefill" and job.growing is not None
-                      and job.session is not None]
+            # one pass over the plan: the growing holds, whether a prefill
+            # moves one (its attention changes), the runs, the decoding sessions
+            grows = []
+            moving = False
+            pairs = []
+            sessions = []
             finishing = False
             room = STRETCH_MAX  # iterations until a run's tokens change (about)
             for job, t, _k in assign:
-                if job.remaining - t <= EPS:
+                rem = job.remaining
+                if rem - t <= EPS:
                     finishing = True
-                n_left = (job.remaining - EPS) / t
+                n_left = (rem - EPS) / t
                 if n_left < room:
                     room = n_left
+                pairs.append((job, t))
+                s = job.session
+                if s is not None:
+                    mode = job.mode
+                    if job.growing is not None:
+                        grows.append((job.frame, job.fk, t))
+                        if mode == "prefill":
+                            moving = True
+                    if mode == "decode":
+                        sessions.append(s)
             for frame, fk, t in grows:
                 n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
                 if n_left < room:
                     room = n_left
-            pairs = [(job, t) for job, t, _k in assign]
-            sessions = [job.session for job, _t, _k in assign
-                        if job.mode == "decode" and job.session is not None]
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
             stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
+            quick = steady and not varies and not again and not gauges and not stretch
             fresh = True  # this plan's first iteration: its cost is known
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
@@ -462,6 +541,15 @@ class Burst:
                     if stretch and times:
                         decode_run(sessions, self, times)
                         times = []
+                    if quick:
+                        now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
+                                               cost, now)
+                        if due:  # the next iteration ends at or after the next entry
+                            self.last_void = False
+                            self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                         None, cost)
+                            return True
+                        break  # a run finishes or a hold needs a block: plan again
                     m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
                     if m:
                         now = env._now

@@ -293,6 +293,8 @@ class Pool:
 
     def make_room(self, units: float) -> None:
         """Evict until `units` more fit next to what is used and cached (§8)."""
+        if not self.used + self.cached + units > self.cap + TOL:
+            return
         lru = self.spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
         while self.used + self.cached + units > self.cap + TOL and self.entries:
             if lru:
@@ -313,8 +315,9 @@ class Pool:
         b = self.block
         if b is None or self.spec.spill is not None:
             return False
-        values = (b, e.size, self.used, self.cached, units)
-        if not all(v.is_integer() for v in map(float, values)):
+        f = float
+        if not (f(b).is_integer() and f(e.size).is_integer() and f(self.used).is_integer()
+                and f(self.cached).is_integer() and f(units).is_integer()):
             return False
         excess = self.used + self.cached + units - self.cap
         self._shrink(e, min(e.size, math.ceil(excess / b) * b))
