@@ -86,6 +86,14 @@ def _sum(x0: float, terms: "np.ndarray") -> float:
     return np.add.accumulate(acc)[-1]
 
 
+def _needs_block(grows: list) -> bool:
+    """Whether a hold of the plan needs a block for its next tokens."""
+    for frame, fk, t in grows:
+        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+            return True
+    return False
+
+
 WHOLE = float(1 << 52)  # below this, adding or taking 1.0 from a whole number is exact
 
 
@@ -464,13 +472,7 @@ class Burst:
                 rem = job.remaining = job.remaining - t
                 if rem - t <= EPS:
                     finishing = True
-            if finishing:
-                break
-            grown = False
-            for frame, fk, t in grows:
-                if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                    grown = True
-            if grown:
+            if finishing or _needs_block(grows):
                 break
         if not each and m:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact
@@ -654,11 +656,7 @@ class Burst:
                                 finishing = True
                         if finishing:
                             break
-                    grown = False
-                    for frame, fk, t in grows:
-                        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                            grown = True
-                    if grown:
+                    if _needs_block(grows):
                         break
                     if moving:
                         attention = 0.0

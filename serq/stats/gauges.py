@@ -9,7 +9,7 @@ histogram with buckets 1 % wide, used for `itl_p50` / `itl_p99`.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 from .summary import BATCHES, NAN, batch_means_half_width
 
@@ -119,23 +119,12 @@ class LogHistogram:
 
     def add(self, x: float) -> None:
         """Add one gap."""
-        x = float(x)
-        k = math.floor(math.log(x) / _LOG_WIDTH) if x > 0.0 else _NONPOSITIVE
-        bucket = self._buckets.get(k)
-        if bucket is None:
-            self._buckets[k] = [1, x, x]
-        else:
-            bucket[0] += 1
-            if x < bucket[1]:
-                bucket[1] = x
-            elif x > bucket[2]:
-                bucket[2] = x
-        self.count += 1
-        self._sum += x
+        self.add_many((float(x),))
 
-    def add_many(self, xs: list[float]) -> None:
-        """`add(x)` for every float `x` of `xs`, in order (a gap equal to the
-        one before it only counts: its bucket's bounds hold it already)."""
+    def add_many(self, xs: Sequence[float]) -> None:
+        """Add the gaps `xs` (floats), in order: each to its bucket, the sum
+        left to right (a gap equal to the one before it only counts: its
+        bucket's bounds hold it already)."""
         buckets = self._buckets
         log = math.log
         floor = math.floor
