@@ -42,3 +42,27 @@ def test_lru_victim_is_the_least_key_in_order():
             continue
         last = float(n if rng.random() < 0.8 else rng.randint(0, n))
         pool.put_entry(CacheEntry(rng.randint(0, 60), 16.0, last, rng.randint(0, 5), None, None))
+
+
+def test_whole_steps_match_the_loop_for_fractional_runs():
+    # a run of r tokens getting 1.0 a step, as `_quick`'s loop moves it:
+    # `_whole_steps` finds the step after which it stops, and r - j is
+    # the loop's value after every step j up to it
+    from types import SimpleNamespace
+
+    from serq.runtime.burst import EPS, _whole_steps
+    rng = random.Random(11)
+    values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
+    values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]
+    for r0 in values:
+        if not r0 - 1.0 > EPS:
+            continue  # `_quick` starts with runs that do not finish in the first step
+        k = _whole_steps([(SimpleNamespace(remaining=r0), 1.0)], [])
+        r, j = r0, 0
+        while True:
+            r -= 1.0
+            j += 1
+            assert r == r0 - float(j)
+            if r - 1.0 <= EPS:
+                break
+        assert k == j, r0

@@ -98,18 +98,26 @@ WHOLE = float(1 << 52)  # below this, adding or taking 1.0 from a whole number i
 
 
 def _whole_steps(pairs: list, grows: list) -> Optional[int]:
-    """When every run gets one token per iteration and the runs' remaining
-    tokens and the holds' positions and allocations are whole numbers below
-    `WHOLE` (every step of the loop then exact), the number of iterations
-    after which the loop of `_quick` stops for them: a run with r tokens
-    left finishes after r - 1 (then `rem - t <= EPS`), a hold at position p
-    of a grows after a - p (then `pos + t - alloc > TOL`). Else None."""
+    """When every run gets one token per iteration, its remaining tokens
+    are below `WHOLE`, and the holds' positions and allocations are whole
+    numbers below it, the number of iterations after which the loop of
+    `_quick` stops for them (else None). Every step of the loop is then
+    exact: a run has more than one token before each step, and taking 1.0
+    from such a float leaves a float; adding 1.0 to a whole number gives
+    one. So after j steps a run holds exactly `r - j`: it finishes after the
+    first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found from
+    r - 1 and checked as the loop computes it), and a hold at position p of
+    a grows after a - p (then `pos + t - alloc > TOL`)."""
     k = None
     for job, t in pairs:
         r = job.remaining
-        if t != 1.0 or not 0.0 <= r < WHOLE or not float(r).is_integer():
+        if t != 1.0 or not 1.0 < r < WHOLE:
             return None
-        steps = int(r) - 1
+        steps = max(int(r - 1.0), 1)
+        while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
+            steps -= 1
+        while not (r - steps) - 1.0 <= EPS:
+            steps += 1
         if k is None or steps < k:
             k = steps
     if len(grows) > 1 and len({(id(f), fk) for f, fk, _t in grows}) < len(grows):
@@ -475,7 +483,7 @@ class Burst:
             if finishing or _needs_block(grows):
                 break
         if not each and m:
-            fm = float(m)  # m subtractions (additions) of 1.0, each exact
+            fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
             for job, _t in pairs:
                 job.remaining = job.remaining - fm
             for frame, fk, _t in grows:
