@@ -132,3 +132,21 @@ def test_more_random_engine_programs(seed):
     prog = serq.load(source=program(seed))
     fast, slow, _sim = _both(prog)
     assert fast == slow
+
+
+def test_quick_runs_move_runs_both_ways(monkeypatch):
+    """The random programs run plans too short for a vector in `_quick`
+    both ways: runs and holds moved once by whole tokens, and one by one
+    (fractional tokens); test_random_engine_programs checks the reports."""
+    seen = {"whole": 0, "each": 0}
+    whole_steps = burst_mod._whole_steps
+
+    def counting(pairs, grows):
+        k = whole_steps(pairs, grows)
+        seen["whole" if k is not None else "each"] += 1
+        return k
+
+    monkeypatch.setattr(burst_mod, "_whole_steps", counting)
+    for seed in range(12):
+        Simulation(serq.load(source=program(seed))).run()
+    assert seen["whole"] > 100 and seen["each"] > 100, seen

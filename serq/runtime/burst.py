@@ -86,6 +86,54 @@ def _sum(x0: float, terms: "np.ndarray") -> float:
     return np.add.accumulate(acc)[-1]
 
 
+def _needs_block(grows: list) -> bool:
+    """Whether a hold of the plan needs a block for its next tokens."""
+    for frame, fk, t in grows:
+        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+            return True
+    return False
+
+
+WHOLE = float(1 << 52)  # below this, adding or taking 1.0 from a whole number is exact
+
+
+def _whole_steps(pairs: list, grows: list) -> Optional[int]:
+    """When every run gets one token per iteration, its remaining tokens
+    are below `WHOLE`, and the holds' positions and allocations are whole
+    numbers below it, the number of iterations after which the loop of
+    `_quick` stops for them (else None). Every step of the loop is then
+    exact: a run has more than one token before each step, and taking 1.0
+    from such a float leaves a float; adding 1.0 to a whole number gives
+    one. So after j steps a run holds exactly `r - j`: it finishes after the
+    first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found from
+    r - 1 and checked as the loop computes it), and a hold at position p of
+    a grows after a - p (then `pos + t - alloc > TOL`)."""
+    k = None
+    for job, t in pairs:
+        r = job.remaining
+        if t != 1.0 or not 1.0 < r < WHOLE:
+            return None
+        steps = max(int(r - 1.0), 1)
+        while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
+            steps -= 1
+        while not (r - steps) - 1.0 <= EPS:
+            steps += 1
+        if k is None or steps < k:
+            k = steps
+    if len(grows) > 1 and len({(id(f), fk) for f, fk, _t in grows}) < len(grows):
+        return None  # two runs move one hold: it moves by two a step
+    for frame, fk, _t in grows:
+        p = frame.pos[fk]
+        a = frame.alloc[fk]
+        if not (0.0 <= p < WHOLE and 0.0 <= a < WHOLE and float(p).is_integer()
+                and float(a).is_integer()):
+            return None
+        steps = int(a - p)
+        if steps < k:
+            k = steps
+    return k if k is not None and k >= 1 else None
+
+
 class Burst:
     """The burst machinery of `StepStage` (a mixin; see the module text)."""
 
@@ -369,6 +417,87 @@ class Burst:
         env._now = end
         return m
 
+    def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
+               dec: int, cls: int, cost: float, now: float) -> tuple[float, bool]:
+        """The iterations of a plan with a fixed cost from `now`, one by one
+        as the loop of `_closed` runs them (the same operations in the same
+        order) with the stage's sums held in locals, until the next one ends
+        at or after the next calendar entry or past the horizon (returns the
+        clock and True: `_closed` launches it) or a run finishes or a hold
+        needs a block (False: plan again). Nothing else moves meanwhile.
+        When the runs and holds move by whole tokens (`_whole_steps`) they
+        are moved once at the end, by the number of iterations run."""
+        sim = self.sim
+        q = self.env._queue
+        q0 = q[0][0] if q else math.inf
+        horizon = sim.horizon
+        warmup = self.warmup
+        n = self.n
+        its, events = self.iterations, sim.events
+        b_count, b_dec, b_time = self.batch_count, self.batch_decodes, self.batch_time
+        served = self.served_tokens
+        int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
+            self.int_decodes
+        t_last = self.t_last
+        whole = _whole_steps(pairs, grows)
+        each = whole is None  # the runs and holds move iteration by iteration
+        m = 0
+        due = False
+        while True:
+            end = now + cost
+            if q0 <= end or end > horizon:
+                due = True
+                break
+            its += 1
+            m += 1
+            if each:
+                for frame, fk, t in grows:
+                    frame.pos[fk] += t
+                    frame.grown = True
+            if dec and now >= warmup:
+                b_count += 1
+                b_dec += dec
+                b_time += cost
+            served += tokens
+            events += 1
+            dt = end - now
+            if dt:
+                if n:
+                    int_n += n * dt
+                    busy += dt
+                in_cls += dt
+                int_dec += dec * dt
+                t_last = end
+            now = end
+            if sessions:
+                times.append(end)
+            if not each:
+                if m == whole:
+                    break
+                continue
+            finishing = False
+            for job, t in pairs:
+                rem = job.remaining = job.remaining - t
+                if rem - t <= EPS:
+                    finishing = True
+            if finishing or _needs_block(grows):
+                break
+        if not each and m:
+            fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
+            for job, _t in pairs:
+                job.remaining = job.remaining - fm
+            for frame, fk, _t in grows:
+                frame.pos[fk] += fm
+                frame.grown = True
+        self.iterations, sim.events = its, events
+        self.batch_count, self.batch_decodes, self.batch_time = b_count, b_dec, b_time
+        self.served_tokens = served
+        self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
+        self.cls_time[cls] = in_cls
+        self.t_last = t_last
+        self.env._now = now
+        return now, due
+
     def _closed(self) -> bool:
         """Start the iteration `attempt` would start, and run the following
         ones inline while nothing but this engine moves: the residents, their
@@ -409,35 +538,57 @@ class Burst:
             again = grown and spec.grow_moves
             r, _d, kvd, kvp = self.totals([a[0] for a in assign])
             fdec = float(dec)
+            cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
+            if not cost > 0.0:
+                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+            end = now + cost
+            if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
+                # the common case with several engines: the first iteration
+                # ends at or after the next entry (checked before the rest)
+                self.last_void = False
+                self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
+                return True
             cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
-            grows = [(job.frame, job.fk, t) for job, t, _k in assign
-                     if job.growing is not None and job.session is not None]
-            moving = [(job.frame, job.fk, t) for job, t, _k in assign
-                      if job.mode == "prefill" and job.growing is not None
-                      and job.session is not None]
+            # one pass over the plan: the growing holds, whether a prefill
+            # moves one (its attention changes), the runs, the decoding sessions
+            grows = []
+            moving = False
+            pairs = []
+            sessions = []
             finishing = False
             room = STRETCH_MAX  # iterations until a run's tokens change (about)
             for job, t, _k in assign:
-                if job.remaining - t <= EPS:
+                rem = job.remaining
+                if rem - t <= EPS:
                     finishing = True
-                n_left = (job.remaining - EPS) / t
+                n_left = (rem - EPS) / t
                 if n_left < room:
                     room = n_left
+                pairs.append((job, t))
+                s = job.session
+                if s is not None:
+                    mode = job.mode
+                    if job.growing is not None:
+                        grows.append((job.frame, job.fk, t))
+                        if mode == "prefill":
+                            moving = True
+                    if mode == "decode":
+                        sessions.append(s)
             for frame, fk, t in grows:
                 n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
                 if n_left < room:
                     room = n_left
-            pairs = [(job, t) for job, t, _k in assign]
-            sessions = [job.session for job, _t, _k in assign
-                        if job.mode == "decode" and job.session is not None]
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
             stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
-            cost = None
+            quick = steady and not varies and not again and not gauges and not stretch
+            fresh = True  # this plan's first iteration: its cost is known
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
                 while True:
-                    if cost is None or not steady:
+                    if fresh:
+                        fresh = False
+                    elif not steady:
                         cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
                         if not cost > 0.0:
                             cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
@@ -450,6 +601,15 @@ class Burst:
                     if stretch and times:
                         decode_run(sessions, self, times)
                         times = []
+                    if quick:
+                        now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
+                                               cost, now)
+                        if due:  # the next iteration ends at or after the next entry
+                            self.last_void = False
+                            self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                         None, cost)
+                            return True
+                        break  # a run finishes or a hold needs a block: plan again
                     m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
                     if m:
                         now = env._now
@@ -504,11 +664,7 @@ class Burst:
                                 finishing = True
                         if finishing:
                             break
-                    grown = False
-                    for frame, fk, t in grows:
-                        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-                            grown = True
-                    if grown:
+                    if _needs_block(grows):
                         break
                     if moving:
                         attention = 0.0

@@ -424,11 +424,13 @@ class StepStage(Burst, Stage):
             self.completed += 1
             self.service_sum += now - job.joined
 
-    def add_gap(self, gap: float) -> None:
-        """An inter-token gap ending on this stage after warm-up."""
-        self.itl.add(gap)
-        self.itl_sum += gap
-        self.itl_n += 1
+    def add_gaps(self, gaps: list[float]) -> None:
+        """Inter-token gaps ending on this stage after warm-up, in order (the
+        histogram's sum is `itl_sum`: the same additions)."""
+        itl = self.itl
+        itl.add_many(gaps)
+        self.itl_sum = itl._sum
+        self.itl_n += len(gaps)
 
     def _serve_in_order(self, plan: Plan) -> None:
         """The default body when nothing waits to be admitted and residents

@@ -593,14 +593,15 @@ class HoldManager:
         tier = sp.tier
         tier.make_room(piece)
         key = entry.key if entry.session is not None else ("spill", pool.label, entry.key)
-        te = tier.entries.get(key)
+        te = tier.entries.pop(key, None)
         tier.touch()
         if te is None:
             te = CacheEntry(key, 0.0, now, 0, entry.session, entry.snap)
-            tier.entries[key] = te
+        tier.entries[key] = te  # (again) the last entry: the most recent release
         te.size += piece
         te.last = now
         te.rseq = self._next_rseq()
+        tier.appended(te)
         tier.cached += piece
         pool.spills += 1
         if work > 0:

@@ -75,6 +75,10 @@ class Pool:
         self.used = 0.0
         self.cached = 0.0
         self.entries: dict[Any, CacheEntry] = {}
+        # whether `entries` is in ascending (last, rseq) order (LRU order: the
+        # first entry is the victim), and the greatest key put since then
+        self.lru_sorted = True
+        self.lru_tail: tuple = ()
         self.frames: list[Any] = []        # hold frames holding this pool (admission order)
         self.leases: list[Any] = []        # leases of this pool
         self.holder_count: dict[Any, int] = {}
@@ -264,14 +268,38 @@ class Pool:
             self.cached -= old.size
         self.entries[entry.key] = entry
         self.cached += entry.size
+        self.appended(entry)
+
+    def appended(self, entry: CacheEntry) -> None:
+        """`entry`, with its current (last, rseq), is now the last of
+        `entries`: they stay in LRU order when no entry's key is greater."""
+        key = (entry.last, entry.rseq)
+        if self.lru_sorted:
+            if key < self.lru_tail:
+                self.lru_sorted = False
+            else:
+                self.lru_tail = key
+
+    def _lru_victim(self) -> CacheEntry:
+        """The entry with the least (last, rseq), the first such in `entries`
+        (as `min` finds it): the first entry once they are in LRU order."""
+        if not self.lru_sorted:
+            # a stable sort: equal keys keep their order, as `min` sees them
+            self.entries = {e.key: e for e in sorted(self.entries.values(), key=_lru_key)}
+            self.lru_sorted = True
+            last = next(reversed(self.entries.values()))
+            self.lru_tail = (last.last, last.rseq)
+        return next(iter(self.entries.values()))
 
     def make_room(self, units: float) -> None:
         """Evict until `units` more fit next to what is used and cached (§8)."""
+        if not self.used + self.cached + units > self.cap + TOL:
+            return
         lru = self.spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
         while self.used + self.cached + units > self.cap + TOL and self.entries:
             if lru:
                 # an LRU key does not change as the entry shrinks: keep going
-                victim = min(self.entries.values(), key=_lru_key)
+                victim = self._lru_victim()
                 if self._evict_bulk(victim, units):
                     continue
                 while (self.used + self.cached + units > self.cap + TOL
@@ -287,8 +315,9 @@ class Pool:
         b = self.block
         if b is None or self.spec.spill is not None:
             return False
-        values = (b, e.size, self.used, self.cached, units)
-        if not all(v.is_integer() for v in map(float, values)):
+        f = float
+        if not (f(b).is_integer() and f(e.size).is_integer() and f(self.used).is_integer()
+                and f(self.cached).is_integer() and f(units).is_integer()):
             return False
         excess = self.used + self.cached + units - self.cap
         self._shrink(e, min(e.size, math.ceil(excess / b) * b))

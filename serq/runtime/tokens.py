@@ -9,6 +9,7 @@ client series `ttft`/`tpot`; turns give each stage's inter-token gaps.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Optional
 
 
@@ -64,7 +65,7 @@ class TokenState:
         self.request = _Sequence()
         self.turn = _Sequence()
         self.turn_no = -1.0
-        self.gaps: list[tuple[Any, float, float]] = []
+        self.gaps: list[tuple] = []  # (stage, gap, t) or a run (stage, gaps, times)
         self.req_start = 0.0
         self.active = False
         self.ttft: Optional[list] = None  # the request's ttft sample, while it stands
@@ -176,7 +177,7 @@ class TokenLog:
                 r.last = last
                 r.prev_decode = True
                 r.prev_stage = stage
-            st.gaps.extend(zip([stage] * n, gaps, rest))
+            st.gaps.append((stage, gaps, rest))  # a run of gaps (shared, read only)
             u.count += n
             u.last = last
             u.prev_decode = True
@@ -190,11 +191,32 @@ class TokenLog:
             st.turn.preempted.add(stage)
 
     def flush(self, st: TokenState) -> None:
-        """A turn's sequence is final: its gaps go to their stages."""
-        for stage, gap, t in st.gaps:
-            if t >= self.warmup:
-                stage.add_gap(gap)
-        st.gaps.clear()
+        """A turn's sequence is final: its gaps (those ending after warm-up)
+        go to their stages, each stage's in order."""
+        pending = st.gaps
+        if not pending:
+            return
+        warmup = self.warmup
+        by_stage: dict[Any, list[float]] = {}
+        for stage, gap, t in pending:
+            if gap.__class__ is list:  # a run (`decode_run`): times increasing
+                if t[0] < warmup:
+                    gap = gap[bisect_left(t, warmup):]
+                out = by_stage.get(stage)
+                if out is None:
+                    by_stage[stage] = list(gap)
+                else:
+                    out.extend(gap)
+            elif t >= warmup:
+                out = by_stage.get(stage)
+                if out is None:
+                    by_stage[stage] = [gap]
+                else:
+                    out.append(gap)
+        for stage, gaps in by_stage.items():
+            if gaps:
+                stage.add_gaps(gaps)
+        pending.clear()
 
     def finish(self) -> None:
         """The run ends: every pending turn is final."""

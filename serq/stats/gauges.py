@@ -9,7 +9,7 @@ histogram with buckets 1 % wide, used for `itl_p50` / `itl_p99`.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 from .summary import BATCHES, NAN, batch_means_half_width
 
@@ -119,19 +119,37 @@ class LogHistogram:
 
     def add(self, x: float) -> None:
         """Add one gap."""
-        x = float(x)
-        k = math.floor(math.log(x) / _LOG_WIDTH) if x > 0.0 else _NONPOSITIVE
-        bucket = self._buckets.get(k)
-        if bucket is None:
-            self._buckets[k] = [1, x, x]
-        else:
-            bucket[0] += 1
-            if x < bucket[1]:
-                bucket[1] = x
-            elif x > bucket[2]:
-                bucket[2] = x
-        self.count += 1
-        self._sum += x
+        self.add_many((float(x),))
+
+    def add_many(self, xs: Sequence[float]) -> None:
+        """Add the gaps `xs` (floats), in order: each to its bucket, the sum
+        left to right (a gap equal to the one before it only counts: its
+        bucket's bounds hold it already)."""
+        buckets = self._buckets
+        log = math.log
+        floor = math.floor
+        width = _LOG_WIDTH
+        total = self._sum
+        prev = None
+        bucket: list = []
+        for x in xs:
+            total += x
+            if x == prev:
+                bucket[0] += 1
+                continue
+            prev = x
+            k = floor(log(x) / width) if x > 0.0 else _NONPOSITIVE
+            bucket = buckets.get(k)
+            if bucket is None:
+                bucket = buckets[k] = [1, x, x]
+            else:
+                bucket[0] += 1
+                if x < bucket[1]:
+                    bucket[1] = x
+                elif x > bucket[2]:
+                    bucket[2] = x
+        self.count += len(xs)
+        self._sum = total
 
     def mean(self) -> float:
         """The exact mean of the gaps; NaN if none."""

@@ -1,0 +1,68 @@
+"""The batched forms of hot paths give exactly what their one-at-a-time forms give."""
+from __future__ import annotations
+
+import random
+
+from serq.runtime.pools import CacheEntry, Pool, _lru_key
+from serq.stats.gauges import LogHistogram
+
+
+def test_add_many_is_add_one_by_one():
+    # repeated gaps (the fast path), zeros, negatives, tiny and huge values
+    rng = random.Random(7)
+    xs = []
+    for _ in range(3000):
+        x = rng.choice([0.25, 0.25, 1e-3, 0.0, -0.0, -1.0, rng.random(), rng.expovariate(1e-3)])
+        xs.extend([x] * rng.randint(1, 4))
+    one, many = LogHistogram(), LogHistogram()
+    for x in xs:
+        one.add(x)
+    for k in range(0, len(xs), 97):
+        many.add_many(xs[k:k + 97])
+    assert many._buckets == one._buckets
+    assert many.count == one.count and many._sum == one._sum  # the same additions, in order
+    for q in (0.01, 0.5, 0.9, 0.99):
+        assert many.quantile(q) == one.quantile(q)
+
+
+def test_lru_victim_is_the_least_key_in_order():
+    # entries put out of (last, rseq) order (a dead copy keeps its old key)
+    # and ties: the victim is what `min` over the entries would pick
+    rng = random.Random(3)
+    pool = Pool.__new__(Pool)
+    pool.entries = {}
+    pool.lru_sorted, pool.lru_tail = True, ()
+    pool.touch = lambda: None
+    pool.cached = 0.0
+    for n in range(400):
+        if pool.entries and rng.random() < 0.3:
+            expected = min(pool.entries.values(), key=_lru_key)
+            assert pool._lru_victim() is expected
+            del pool.entries[expected.key]
+            continue
+        last = float(n if rng.random() < 0.8 else rng.randint(0, n))
+        pool.put_entry(CacheEntry(rng.randint(0, 60), 16.0, last, rng.randint(0, 5), None, None))
+
+
+def test_whole_steps_match_the_loop_for_fractional_runs():
+    # a run of r tokens getting 1.0 a step, as `_quick`'s loop moves it:
+    # `_whole_steps` finds the step after which it stops, and r - j is
+    # the loop's value after every step j up to it
+    from types import SimpleNamespace
+
+    from serq.runtime.burst import EPS, _whole_steps
+    rng = random.Random(11)
+    values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
+    values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]
+    for r0 in values:
+        if not r0 - 1.0 > EPS:
+            continue  # `_quick` starts with runs that do not finish in the first step
+        k = _whole_steps([(SimpleNamespace(remaining=r0), 1.0)], [])
+        r, j = r0, 0
+        while True:
+            r -= 1.0
+            j += 1
+            assert r == r0 - float(j)
+            if r - 1.0 <= EPS:
+                break
+        assert k == j, r0
