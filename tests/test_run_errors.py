@@ -46,8 +46,9 @@ def test_run_error(path):
     took = time.monotonic() - start
     msg = info.value.format(path)
     assert h["expect-run"] in msg, msg
-    if "names" in h:
-        assert f"{path}:{h['names']}" in msg, msg
+    if "names" in h:  # `L:C | L:C`: the statements of the cycle; the watchdog samples
+        # where the sessions are, so it may find them at any one of them
+        assert any(f"{path}:{pos.strip()}" in msg for pos in h["names"].split("|")), msg
     assert took < WALL, f"reported after {took:.2f} s"
     assert "Traceback" not in msg
 
