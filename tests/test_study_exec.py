@@ -67,13 +67,14 @@ def test_killed_sweep_reruns_only_the_missing_points(tmp_path):
     runs = out / "runs"
     deadline = time.time() + 300
     while time.time() < deadline:
-        done = [f for f in os.listdir(runs)] if runs.exists() else []
+        # finished runs only: a `.tmp` file is a run being written
+        done = [f for f in os.listdir(runs) if ".tmp" not in f] if runs.exists() else []
         if len(done) >= 2 or proc.poll() is not None:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    finished = [f for f in os.listdir(runs) if not ".tmp" in f]
+    finished = [f for f in os.listdir(runs) if ".tmp" not in f]
     assert 2 <= len(finished) < 14, proc.stderr.read()
     total = 7 * 2  # lam 0.5, 0.55, …, 0.8 (7 points) x 2 replications
     rest = study.sweep(MG1, {"lam": "0.5:0.8:0.05"}, replications=2, horizon=20000, jobs=1,
