@@ -77,7 +77,7 @@ def test_the_patterns_can_fail():
     assert _SHARED.search("the " + "shared" + "/seeds folder")
     assert _MACHINE.search("python at /" + "work/venvs/ref013/bin/python")
     assert _MACHINE.search("cd /" + "home/user")
-    assert not _MACHINE.search("a tmp_path, docs/tmp/x, ~/work/ and the /usr/bin/env shebang")
+    assert not _MACHINE.search("a tmp_path, docs/tmp/x, ~/" + "work/ and the /usr/bin/env shebang")
     # a shell default for the scratch folder names no machine
     assert not _MACHINE.search('venv="${TMPDIR:-/' + 'tmp}/ci-venv"')
 
