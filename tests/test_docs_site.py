@@ -97,7 +97,8 @@ def test_cli_reference_is_generated_from_the_parser() -> None:
 
 
 def test_the_tutorial_includes_its_programs_in_order() -> None:
-    programs = sorted(glob.glob("examples/tutorial/*", root_dir=ROOT))
+    programs = sorted(glob.glob("examples/tutorial/*.sq", root_dir=ROOT)
+                      + glob.glob("examples/tutorial/*.py", root_dir=ROOT))  # not __pycache__
     order: list[str] = []
     for page in sorted(glob.glob("docs/tutorial/[0-9]*.md", root_dir=ROOT)):
         order += [b.include for b in blocks(page) if b.include and b.include.startswith("examples/tutorial/")]
