@@ -341,7 +341,7 @@ class Report:
         """A matplotlib figure of this report: `kind` is `series` (samples,
         running mean and CI band, warm-up marked), `hist`, `ecdf` (p50/p99
         marked) or `gauges` (over time); saved to `path` (.png/.svg/.pdf)
-        when given. Needs matplotlib (`pip install serq-simpy[plot]`)."""
+        when given. Needs matplotlib (`pip install -e '.[plot]'` in a clone)."""
         from ..study.plots import report_figure
         return report_figure(self, kind, name, path=path)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Iterator, Optional, Sequence
 
-from ..stats.summary import BATCHES, MIN_SAMPLES
+from ..stats.summary import MIN_SAMPLES, batch_means
 from .model import Report, Series
 
 #: Lag-1 autocorrelation of the batch means above which batches are too short.
@@ -34,14 +34,6 @@ CORRELATION_LIMIT = 0.5
 TREND_Z = 3.5
 #: ... and the ratio of the last batch mean to the first that must come with it.
 TREND_RATIO = 1.5
-
-
-def batch_means(values: Sequence[float], batches: int = BATCHES) -> list[float]:
-    """The means of `batches` consecutive equal batches (the report's interval's)."""
-    size = len(values) // batches
-    if size < 1:
-        return []
-    return [math.fsum(values[k * size:(k + 1) * size]) / size for k in range(batches)]
 
 
 def lag1_correlation(means: Sequence[float]) -> float:

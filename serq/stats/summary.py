@@ -63,6 +63,22 @@ def welford(values: Sequence[float]) -> tuple[int, float, float]:
     return n, (mean if n else NAN), m2
 
 
+def batch_means(values: Sequence[float], batches: int = BATCHES) -> list[float]:
+    """The means of `batches` consecutive batches of `b = ⌊n/B⌋` samples (the
+    samples after the last whole batch are not used); empty when `b < 1`.
+    Sums left to right, as the report's interval needs them to the last bit."""
+    size = len(values) // batches if batches > 0 else 0
+    if size < 1:
+        return []
+    means: list[float] = []
+    for k in range(batches):
+        acc = 0.0
+        for x in values[k * size:(k + 1) * size]:
+            acc += x
+        means.append(acc / size)
+    return means
+
+
 def batch_means_half_width(values: Sequence[float], batches: int = BATCHES) -> float:
     """Half-width `t·√(S²/B)` of the batch-means interval over `batches` batches.
 
@@ -71,15 +87,11 @@ def batch_means_half_width(values: Sequence[float], batches: int = BATCHES) -> f
     than 2 batches). The t quantile is `T95` for 20 batches, 2.0 otherwise
     (upstream's rule; the report only uses 20).
     """
-    size = len(values) // batches if batches > 0 else 0
-    if batches < 2 or size < 1:
+    if batches < 2:
         return INF
-    means: list[float] = []
-    for k in range(batches):
-        acc = 0.0
-        for x in values[k * size:(k + 1) * size]:
-            acc += x
-        means.append(acc / size)
+    means = batch_means(values, batches)
+    if not means:
+        return INF
     total = 0.0
     for m in means:
         total += m

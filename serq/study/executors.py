@@ -105,7 +105,8 @@ class Dask:
                 from distributed import Client
             except ImportError:
                 raise RuntimeError("--dask needs the `distributed` package: "
-                                   "pip install 'serq-simpy[dask]'") from None
+                                   "`pip install distributed` (in a clone of serq-simpy: "
+                                   "`pip install -e '.[dask]'`)") from None
             client = Client(client)
         self.client = client
 

@@ -10,19 +10,20 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
+from ..stats.summary import BATCHES, MIN_SAMPLES
+
 #: Points at which a series' running interval is evaluated.
 CHECKPOINTS = 120
 #: Most sample points a series figure draws (beyond, every k-th sample).
 MAX_POINTS = 5000
-#: Batches of the running batch-means interval (as the report's, Part 06 §3.1).
-BATCHES = 20
 
 
 def _figure(width: float = 7.0, height: float = 4.0):
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise RuntimeError("plots need matplotlib: pip install 'serq-simpy[plot]'") from None
+        raise RuntimeError("plots need matplotlib: `pip install matplotlib` (in a clone of "
+                           "serq-simpy: `pip install -e '.[plot]'`)") from None
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
 
@@ -65,7 +66,7 @@ def running_interval(values: Sequence[float], t95: float) -> tuple[list[int], li
     for m in ms:
         means.append(float(csum[m - 1] / m))
         b = m // BATCHES
-        if m < 2 * BATCHES:
+        if m < MIN_SAMPLES:
             hws.append(math.nan)
             continue
         z = v[:b * BATCHES].reshape(BATCHES, b).mean(axis=1)
