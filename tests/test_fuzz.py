@@ -153,6 +153,16 @@ def test_mutated_examples_long(text):
     _try(text, _counts("mutants (long)"), horizon=5.0, must_end=False)
 
 
+def test_the_short_profiles_ran_programs():
+    """The fuzz tests above pass vacuously if every program is refused: the short
+    profiles (run before this test, in file order) must load and run some."""
+    for name in ("generated (short)", "mutants (short)"):
+        counts = COUNTS.get(name)
+        if counts is None:  # that test was deselected (-k): nothing to check
+            continue
+        assert counts["accepted"] > 0 and counts["reported"] > 0, (name, counts)
+
+
 # -- (c) reports independent of the hash seed ---------------------------------------------
 _REPORTS = r"""
 import hashlib, sys

@@ -91,6 +91,9 @@ def test_cache_written_reused_and_rebuilt(tmp_path, monkeypatch):
 
 
 def test_cache_off(tmp_path, monkeypatch):
+    # the default location would be under XDG_CACHE_HOME: off, nothing is written there
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("SERQ_CACHE_DIR", "")
     assert grammar.cache_dir() is None
     assert grammar.load("override").model_from_str("1") is not None

@@ -92,5 +92,6 @@ def test_chunked_rank_equals_whole(seed):
 
 
 def test_summary_of_arrays_equals_lists():
-    values = [random.Random(2).gauss(3, 1) for _ in range(1000)]
+    rng = random.Random(2)  # one generator: 1000 different values
+    values = [rng.gauss(3, 1) for _ in range(1000)]
     assert summarize(doubles(values)) == summarize(values)
