@@ -3,7 +3,7 @@
 The parser (Arpeggio's recursive descent), the front end's tree walks and
 Python's own compiler recurse once per nesting level. `call_deep(fn, ...)`
 runs `fn` on a helper thread whose stack is `STACK_BYTES` with a recursion
-limit of `RECURSION_LIMIT`, enough for `MAX_NESTING` levels (see
+limit of one frame per `FRAME_BYTES` of it, enough for `MAX_NESTING` levels (see
 docs/guide/limits.md); the main thread's limits are left as they are.
 """
 from __future__ import annotations
@@ -14,11 +14,10 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
-MAX_NESTING = 1000          # brackets and blocks open at once (checked by the lexer)
+MAX_NESTING = 1000          # brackets and blocks open at once (parser.check_nesting)
 STACK_BYTES = 1 << 30       # the helper's stack (virtual memory; only pages used are touched)
 FRAME_BYTES = 5000          # stack per Python frame allowed for: the recursion limit
 SMALLER = (1 << 28, 1 << 26)  # stacks to try when the address space is limited (ulimit -v)
-RECURSION_LIMIT = STACK_BYTES // FRAME_BYTES
 
 _local = threading.local()
 

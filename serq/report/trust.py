@@ -70,8 +70,6 @@ def _series_warnings(kind: str, name: str, series: Series,
                      report: Report) -> Iterator[str]:
     values = series.values
     n = len(values)
-    if n == 0:
-        return
     if n < MIN_SAMPLES:
         return  # said once for all such series (`findings`)
     means = batch_means(values)

@@ -292,7 +292,9 @@ class Burst:
                 break
             if job.stall is not None:
                 return None
-            if only is not None and only(*self._serve_ctx(job)) == 0:
+            # the totals stand still until the plan is allocated: read once above
+            if only is not None and only(*self._serve_ctx(
+                    job, totals if spec.serve_totals else ZERO4)) == 0:
                 continue
             decoding = job.mode == "decode"
             t = share(job.remaining, decoding, c, left)

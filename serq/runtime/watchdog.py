@@ -272,12 +272,6 @@ class Watchdog:
                 f"the horizon ({self.resolution:.3g}){self._places()}")
 
 
-def stop_error(stop: BaseException, now: float) -> SimulationError:
-    """The error for a stop of kind "cycle" or "clock"."""
-    assert isinstance(stop, _StopNow)
-    return SimulationError(stop.message, now, help=stop.help)
-
-
 def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -> list[str]:
     """Where the sessions with calendar entries at the current instant (or
     the next one) wait,
@@ -312,8 +306,6 @@ def _generator_pos(gen: Any, linemap: Callable[[Any], Any]) -> Optional[str]:
     return found
 
 
-StopNow = _StopNow
-StopAsync = _StopAsync
 
 
 DEFAULT_MAX_LIVE = 100_000  # live sessions (--max-live)

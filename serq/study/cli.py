@@ -10,6 +10,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from ..cli import _count as _positive_int, _policy
+from ..cli_guard import write_stdout
 from ..errors import UsageError
 
 #: The statistics the sweep and summary tables show by default.
@@ -157,7 +158,7 @@ def _run(args: argparse.Namespace, kw: dict) -> int:
             bar.close()
     if study.replications == 1:
         return _one_run(study, args.json)
-    sys.stdout.write(study.json() + "\n" if args.json else study.text())
+    write_stdout(study.json() + "\n" if args.json else study.text())
     return 1 if any(p.stuck for r in study.reports for p in r.pools) else 0
 
 
@@ -173,10 +174,10 @@ def _one_run(study: Any, json_out: bool) -> int:
             d["serq_simpy"]["warmup_rule"] = study.warmup_choice.to_dict()
         if study.precision is not None:
             d["serq_simpy"]["precision"] = study.precision.to_dict()
-        sys.stdout.write(dumps(d) + "\n")
+        write_stdout(dumps(d) + "\n")
     else:
         from ..report.text_report import to_text
-        sys.stdout.write("".join(n.describe() + "\n" for n in notes) + to_text(report))
+        write_stdout("".join(n.describe() + "\n" for n in notes) + to_text(report))
     return 1 if any(p.stuck for p in report.pools) else 0
 
 
@@ -196,18 +197,18 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
             bar.close()
     if args.json:
         from ..report.json_report import dumps
-        sys.stdout.write(dumps({
+        write_stdout(dumps({
             "grid": result.grid, "computed": result.computed, "reused": result.reused,
             "summary": result.summary.to_dict(orient="records"),
             "errors": result.errors.to_dict(orient="records")}) + "\n")
     else:
-        sys.stdout.write(summary_text(result.summary, list(result.grid), []))
-        sys.stdout.write(f"\n{result.computed} runs computed, {result.reused} read back"
+        write_stdout(summary_text(result.summary, list(result.grid), []))
+        write_stdout(f"\n{result.computed} runs computed, {result.reused} read back"
                          + (f" from {args.out}" if args.out else "")
                          + f", {len(result.errors)} failed\n")
         for row in result.errors.itertuples(index=False):
             point = ", ".join(f"{p}={getattr(row, p)}" for p in result.grid)
-            sys.stdout.write(f"failed: {point}, seed {row.seed}: {row.error}\n")
+            write_stdout(f"failed: {point}, seed {row.seed}: {row.error}\n")
     return 1 if len(result.errors) else 0
 
 
@@ -247,7 +248,7 @@ def _summary(args: argparse.Namespace) -> int:
     from .store import latest_frame, read_manifest
     manifest = read_manifest(args.file)
     summary = latest_frame(args.file, "summary")
-    sys.stdout.write(summary_text(summary, list(manifest["grid"]), args.y))
+    write_stdout(summary_text(summary, list(manifest["grid"]), args.y))
     return 0
 
 

@@ -48,8 +48,6 @@ class Inline:
     """Runs the tasks in this process, one by one as the caller iterates
     them (`--jobs 1`): a sweep keeps each run as soon as it is done."""
 
-    kind = "inline"
-
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         return _Deferred(fn, args)
 
@@ -65,8 +63,6 @@ class Inline:
 
 class Local:
     """A pool of local worker processes (or a user's `Executor`)."""
-
-    kind = "processes"
 
     def __init__(self, jobs: Optional[int] = None, pool: Optional[Executor] = None):
         self.owned = pool is None
@@ -95,8 +91,6 @@ class Local:
 
 class Dask:
     """A Dask distributed cluster: a `distributed.Client` or a scheduler address."""
-
-    kind = "dask"
 
     def __init__(self, client: Any):
         self.owned = isinstance(client, str)

@@ -17,7 +17,6 @@ JSON (schema `serq-simpy-study-1`), keys in this order:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -128,7 +127,7 @@ class StudyReport:
     def to_dict(self) -> dict[str, Any]:
         """The study JSON as Python objects (schema in the module text)."""
         from serq.report.json_report import _summary, serq_simpy_block, to_dict
-        f = _finite
+        from serq.report.model import finite_or_none as f
         first = self.reports[0] if self.reports else None
         study = {
             "schema": SCHEMA, "replications": self.replications, "base_seed": self.base_seed,
@@ -212,7 +211,3 @@ class StudyReport:
         from .plots import report_figure
         return report_figure(self.reports[replication], kind, name, path=path,
                              warmup_choice=self.warmup_choice)
-
-
-def _finite(x: Optional[float]) -> Optional[float]:
-    return None if x is None or not math.isfinite(x) else float(x)
