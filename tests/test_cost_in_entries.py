@@ -25,6 +25,7 @@ import pytest
 
 import serq
 from serq.frontend import load
+from serq.errors import SerqError
 from serq.report.json_report import to_dict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,3 +185,15 @@ def test_fn_main_program_against_reference(name, horizon, obs):
     mine = report(path, horizon=horizon)
     assert mine["observes"][obs]["count"] >= 2
     assert_reports_match(mine, ref, ignore=UNCOMPARED)
+
+
+def test_cost_names_the_relation_latency_stage_of_its_waiter():
+    """A relation's latency stage is its waiter's: the reader's for `D pull P`,
+    the poster's for `P push D` (`P.nic.latency`); `cost` names it without an
+    index. (The push case was refused before: the reader's name was taken.)"""
+    push = open(os.path.join(PD, "vllm_nixl_push.sq"), encoding="utf-8").read()
+    line = "      observe p_cached = c;"
+    assert push.count(line) == 1
+    load(source=push.replace(line, line + "\n      observe zz = cost(P.nic.latency, 1);"))
+    with pytest.raises(SerqError, match="D.nic.latency"):
+        load(source=push.replace(line, line + "\n      observe zz = cost(D.nic.latency, 1);"))

@@ -480,15 +480,16 @@ class Rewriter:
             return S.EName(f"{r.name}.{'.'.join(r.fields)}", r.pos)
         return self.resource(r, ctx)[0]
 
-    @staticmethod
-    def generated_fields(q: Queue) -> set:
-        """The dotted names of the pools and stages queue `q` generates."""
+    def generated_fields(self, q: Queue) -> set:
+        """The dotted names of the pools and stages queue `q` generates
+        (`QueueDecls.generated`: a relation's latency stage is its waiter's,
+        the reader of a pull, the poster of a push)."""
         out = {(p,) for p in q.pools}
         if q.decl.nic is not None:
             out.add(("nic",))
         if q.decl.serve is not None and q.decl.latency is not None:
             out.add(("latency",))
-        if q.pull is not None and q.pull.latency is not None:
+        if any(rel.waiter == q.decl.name and rel.latency is not None for rel in self.d.pulls):
             out.add(("nic", "latency"))
         return out
 
