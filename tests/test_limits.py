@@ -85,6 +85,14 @@ def test_huge_file_refused_before_reading(tmp_path):
     assert "at most 1 MiB" in info.value.message
 
 
+def test_source_text_is_measured_in_bytes():
+    # 600 000 two-byte characters: 1.2 MB of UTF-8 (fewer than 2^20 characters),
+    # refused as a file of the same text is
+    with pytest.raises(ParseError) as info:
+        serq.load(source="// " + "é" * 600_000 + "\n")
+    assert "at most 1 MiB" in info.value.message
+
+
 def test_long_unknown_name_is_fast():
     name = "s" * 16384
     src = HEAD + f"session {{ turn; run {name} (1); }}\nrun {{ horizon 5; }}\n"

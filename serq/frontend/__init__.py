@@ -125,8 +125,10 @@ def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, se
         raise UsageError("load() takes a path or source=, not both")
     label = file_label or path or "<program>"
     text = source if source is not None else _read(path, label)
-    if source is not None and len(source) > MAX_SOURCE_BYTES:
-        raise too_large(label, len(source.encode("utf-8", "surrogatepass")))
+    if source is not None and len(source) * 4 > MAX_SOURCE_BYTES:  # a character is ≤ 4 bytes
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > MAX_SOURCE_BYTES:  # in bytes, as a file's size is
+            raise too_large(label, size)
     opts = dict(sets=sets or {}, defs=defs or {}, workload=workload, trace=trace,
                 horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                 need_horizon=need_horizon)
