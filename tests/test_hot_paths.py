@@ -44,7 +44,7 @@ def test_lru_victim_is_the_least_key_in_order():
         pool.put_entry(CacheEntry(rng.randint(0, 60), 16.0, last, rng.randint(0, 5), None, None))
 
 
-def test_whole_steps_match_the_loop_for_fractional_runs():
+def test_whole_steps_match_the_loop():
     # a run of r tokens getting 1.0 a step, as `_quick`'s loop moves it:
     # `_whole_steps` finds the step after which it stops, and r - j is
     # the loop's value after every step j up to it
@@ -54,6 +54,7 @@ def test_whole_steps_match_the_loop_for_fractional_runs():
     rng = random.Random(11)
     values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
     values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]
+    values += [float(n) for n in range(2, 400)]  # whole runs: the closed form int(r) - 1
     for r0 in values:
         if not r0 - 1.0 > EPS:
             continue  # `_quick` starts with runs that do not finish in the first step

@@ -86,6 +86,47 @@ def _sum(x0: float, terms: "np.ndarray") -> float:
     return np.add.accumulate(acc)[-1]
 
 
+def _block(job, t: float, growths: list) -> bool:
+    """As `engine_grow` decides it for a resident that takes `t` tokens: the
+    block its hold needs now, if any, appended to `growths` as (frame, k,
+    pool, need); False when the block would not fit next to what the pool
+    uses plus the growths before it (`attempt` then preempts or stalls) or
+    the pool's growth is not the built-in one."""
+    frame = job.frame
+    fk = job.fk
+    a = frame.alloc[fk]
+    d = frame.pos[fk] + t - a
+    if not d > TOL:
+        return True
+    pool = job.growing
+    if not _grows_plainly(pool):
+        return False
+    need = pool.ru(a + d) - a
+    u = pool.used
+    for _f, _k, p, n in growths:
+        if p is pool:
+            u += n
+    if not u + need <= pool.cap + TOL:
+        return False
+    growths.append((frame, fk, pool, need))
+    return True
+
+
+def _room(pairs: list, grows: list) -> float:
+    """About how many iterations of a plan before a run's tokens change or
+    a hold needs a block (at most `STRETCH_MAX`)."""
+    room = STRETCH_MAX
+    for job, t in pairs:
+        n_left = (job.remaining - EPS) / t
+        if n_left < room:
+            room = n_left
+    for frame, fk, t in grows:
+        n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
+        if n_left < room:
+            room = n_left
+    return room
+
+
 def _needs_block(grows: list) -> bool:
     """Whether a hold of the plan needs a block for its next tokens."""
     for frame, fk, t in grows:
@@ -113,11 +154,14 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
         r = job.remaining
         if t != 1.0 or not 1.0 < r < WHOLE:
             return None
-        steps = max(int(r - 1.0), 1)
-        while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
-            steps -= 1
-        while not (r - steps) - 1.0 <= EPS:
-            steps += 1
+        if r.is_integer():
+            steps = int(r) - 1  # r - j is exact: it finishes at r - j = 1
+        else:
+            steps = max(int(r - 1.0), 1)
+            while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
+                steps -= 1
+            while not (r - steps) - 1.0 <= EPS:
+                steps += 1
         if k is None or steps < k:
             k = steps
     if len(grows) > 1 and len({(id(f), fk) for f, fk, _t in grows}) < len(grows):
@@ -305,23 +349,11 @@ class Burst:
                 frame = job.frame
                 if frame is None:
                     return None  # `attempt` finds its hold
-                fk = job.fk
-                k = frame.pos[fk]
-                a = frame.alloc[fk]
-                d = k + t - a
-                if d > TOL:  # as `engine_grow`: a block now, if it fits
-                    pool = job.growing
-                    if not _grows_plainly(pool):
-                        return None
-                    need = pool.ru(a + d) - a
-                    if growths is None:
-                        growths = []
-                        used = {}
-                    u = used.get(pool, pool.used)
-                    if not u + need <= pool.cap + TOL:
-                        return None  # it would preempt or stall: `attempt`
-                    used[pool] = u + need
-                    growths.append((frame, fk, pool, need))
+                k = frame.pos[job.fk]
+                if growths is None:
+                    growths = []
+                if not _block(job, t, growths):
+                    return None  # it would preempt or stall: `attempt`
             if decoding:
                 dec += 1
             assign.append((job, t, k))
@@ -332,11 +364,27 @@ class Burst:
                 attention += t * (k + t / 2.0)
         if not assign:
             return None
-        if growths is not None:
+        if growths:
             allocate = self.sim.holds._allocate
             for frame, fk, pool, need in growths:
                 allocate(frame, fk, pool, need)
-        return assign, tokens, dec, prefilled, attention, growths is not None
+        return assign, tokens, dec, prefilled, attention, bool(growths)
+
+    def _grow_inline(self, assign: list) -> bool:
+        """The blocks the holds of an unchanged plan need for its next
+        iteration, allocated as `_plan_closed` would allocate them (in serve
+        order, after checking that every one fits); False, with nothing
+        allocated, when one would preempt or stall (the caller plans again
+        and leaves to `attempt`)."""
+        growths: list = []
+        for job, t, _k in assign:
+            if job.growing is not None and job.session is not None:
+                if not _block(job, t, growths):
+                    return False
+        allocate = self.sim.holds._allocate
+        for frame, fk, pool, need in growths:
+            allocate(frame, fk, pool, need)
+        return True
 
     def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,
                  cost: float) -> int:
@@ -558,14 +606,9 @@ class Burst:
             pairs = []
             sessions = []
             finishing = False
-            room = STRETCH_MAX  # iterations until a run's tokens change (about)
             for job, t, _k in assign:
-                rem = job.remaining
-                if rem - t <= EPS:
+                if job.remaining - t <= EPS:
                     finishing = True
-                n_left = (rem - EPS) / t
-                if n_left < room:
-                    room = n_left
                 pairs.append((job, t))
                 s = job.session
                 if s is not None:
@@ -576,14 +619,14 @@ class Burst:
                             moving = True
                     if mode == "decode":
                         sessions.append(s)
-            for frame, fk, t in grows:
-                n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
-                if n_left < room:
-                    room = n_left
+            room = _room(pairs, grows)
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
-            stretch = steady and not varies and not again and not gauges and room >= STRETCH_MIN
-            quick = steady and not varies and not again and not gauges and not stretch
+            fast = steady and not varies and not again and not gauges
+            stretch = fast and room >= STRETCH_MIN
+            quick = fast and not stretch
+            inline = not spec.grow_moves  # a block does not change the plan
+            jobs = [a[0] for a in assign]
             fresh = True  # this plan's first iteration: its cost is known
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
@@ -603,6 +646,7 @@ class Burst:
                     if stretch and times:
                         decode_run(sessions, self, times)
                         times = []
+                    m = 0
                     if quick:
                         now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
                                                cost, now)
@@ -611,12 +655,15 @@ class Burst:
                             self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
                                          None, cost)
                             return True
-                        break  # a run finishes or a hold needs a block: plan again
-                    m = stretch and self._stretch(assign, grows, tokens, dec, cls, cost)
+                        m = 1  # a run finishes or a hold needs a block (checked below)
+                    elif stretch:
+                        m = self._stretch(assign, grows, tokens, dec, cls, cost)
                     if m:
                         now = env._now
-                        room -= m
-                        stretch = room >= STRETCH_MIN
+                        if stretch:
+                            room -= m
+                            stretch = room >= STRETCH_MIN
+                            quick = not stretch
                     else:
                         # `_launch` at `now`
                         self.iterations += 1
@@ -666,8 +713,6 @@ class Burst:
                                 finishing = True
                         if finishing:
                             break
-                    if _needs_block(grows):
-                        break
                     if moving:
                         attention = 0.0
                         for job, t, k in assign:
@@ -675,6 +720,19 @@ class Burst:
                                 if job.growing is not None and job.session is not None:
                                     k = job.frame.pos[job.fk]
                                 attention += t * (k + t / 2.0)
+                    if grows and _needs_block(grows):
+                        # as planning again would: the blocks now, then the
+                        # totals and the cost they change
+                        if not inline or not self._grow_inline(assign):
+                            break
+                        r, _d, kvd, kvp = self.totals(jobs)
+                        cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
+                        if not cost > 0.0:
+                            cost = self._checked_cost(cost, tokens)
+                        fresh = True
+                        room = _room(pairs, grows)
+                        stretch = fast and room >= STRETCH_MIN
+                        quick = fast and not stretch
             finally:
                 if times:  # the tokens of the iterations run one by one
                     decode_run(sessions, self, times)

@@ -68,6 +68,22 @@ def _steady(node: Any, moving: tuple[str, ...] = ()) -> bool:
     return True
 
 
+#: Observables that a block allocated to a resident (and the eviction it
+#: may cause) leaves as they were: counts of holds and of waiting requests.
+_GROWTH_FIXED_OBS = frozenset({"queue", "busy", "holders", "queued"})
+
+
+def _grow_moves(node: Any) -> bool:
+    """Whether a block allocated in a closed run may change what the
+    subtree reads: the residents' KV totals, or a pool's units."""
+    for n in ir.walk(node):
+        if isinstance(n, ir.Ctx) and n.name in ("kv_decode", "kv_prefill"):
+            return True
+        if isinstance(n, ir.Observable) and n.fn not in _GROWTH_FIXED_OBS:
+            return True
+    return False
+
+
 def _reads(node: Any, names: set[str]) -> bool:
     """Whether an IR subtree reads one of the context variables `names`."""
     return any(isinstance(n, ir.Ctx) and n.name in names for n in ir.walk(node))
@@ -128,9 +144,7 @@ class StepCompiler:
                         keys=keys, only=only, closed=closed,
                         serve_varies=not _steady([step.keys, step.only], ("remaining",)),
                         cost_steady=_steady(step.cost),
-                        grow_moves=_reads([step.budget, step.chunk, step.keys, step.only], set(BUDGET))
-                        or any(isinstance(n, ir.Observable) for n in
-                               ir.walk([step.budget, step.chunk, step.keys, step.only])))
+                        grow_moves=_grow_moves([step.budget, step.chunk, step.keys, step.only]))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]
