@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from heapq import heappop
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from simpy.events import Event
 
@@ -176,6 +176,39 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
         if steps < k:
             k = steps
     return k if k is not None and k >= 1 else None
+
+
+class Regrow:
+    """Called when a hold of an unchanged plan needs a block: allocates the
+    blocks as planning again would (`Burst._grow_inline`), then reads the
+    totals and evaluates the cost they change, as the new plan's first
+    iteration does. Returns the cost (and keeps it, with the totals, for
+    the caller's launch), or None when a block would preempt or stall
+    (nothing allocated). `attention` is the plan's as it stands (it moves
+    with the positions of growing prefills)."""
+
+    __slots__ = ("stage", "assign", "jobs", "args", "attention", "r", "kvd", "kvp", "cost")
+
+    def __init__(self, stage: "Burst", assign: list, tokens: float, fdec: float,
+                 prefilled: float, attention: float):
+        self.stage = stage
+        self.assign = assign
+        self.jobs = [a[0] for a in assign]
+        self.args = (tokens, fdec, prefilled)
+        self.attention = attention
+        self.cost: Optional[float] = None
+
+    def __call__(self) -> Optional[float]:
+        st = self.stage
+        if not st._grow_inline(self.assign):
+            return None
+        r, _d, kvd, kvp = st.totals(self.jobs)
+        tokens, fdec, prefilled = self.args
+        cost = st.spec.cost(tokens, fdec, prefilled, r, kvd, kvp, self.attention, st.registers)
+        if not cost > 0.0:
+            cost = st._checked_cost(cost, tokens)  # raises when tokens > 0
+        self.r, self.kvd, self.kvp, self.cost = r, kvd, kvp, cost
+        return cost
 
 
 class Burst:
@@ -468,15 +501,19 @@ class Burst:
         return m
 
     def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
-               dec: int, cls: int, cost: float, now: float) -> tuple[float, bool]:
+               dec: int, cls: int, cost: float, now: float,
+               regrow: Optional[Callable[[], Optional[float]]]) -> tuple[float, bool]:
         """The iterations of a plan with a fixed cost from `now`, one by one
         as the loop of `_closed` runs them (the same operations in the same
         order) with the stage's sums held in locals, until the next one ends
         at or after the next calendar entry or past the horizon (returns the
         clock and True: `_closed` launches it) or a run finishes or a hold
-        needs a block (False: plan again). Nothing else moves meanwhile.
-        When the runs and holds move by whole tokens (`_whole_steps`) they
-        are moved once at the end, by the number of iterations run."""
+        needs a block that `regrow` (when given) cannot allocate (False:
+        plan again). `regrow` allocates the blocks and returns the new cost
+        (the plan is otherwise unchanged), or None. Nothing else moves
+        meanwhile. When the runs and holds move by whole tokens
+        (`_whole_steps`) they are moved once at the end of each stretch
+        between blocks, by the number of iterations run."""
         sim = self.sim
         q = self.env._queue
         q0 = q[0][0] if q else math.inf
@@ -494,6 +531,26 @@ class Burst:
         m = 0
         due = False
         while True:
+            if m == whole:  # (whole steps) a run is about to finish or a hold needs a block
+                m = 0
+                fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
+                for job, _t in pairs:
+                    job.remaining = job.remaining - fm
+                for frame, fk, _t in grows:
+                    frame.pos[fk] += fm
+                    frame.grown = True
+                for job, t in pairs:
+                    if job.remaining - t <= EPS:
+                        regrow = None
+                if regrow is None:
+                    break
+                self.env._now = now
+                cost = regrow()
+                if cost is None:
+                    break
+                whole = _whole_steps(pairs, grows)
+                each = whole is None
+                continue
             end = now + cost
             if q0 <= end or end > horizon:
                 due = True
@@ -522,16 +579,25 @@ class Burst:
             if sessions:
                 times.append(end)
             if not each:
-                if m == whole:
-                    break
                 continue
             finishing = False
             for job, t in pairs:
                 rem = job.remaining = job.remaining - t
                 if rem - t <= EPS:
                     finishing = True
-            if finishing or _needs_block(grows):
+            if finishing or not _needs_block(grows):
+                if finishing:
+                    break
+                continue
+            if regrow is None:
                 break
+            self.env._now = now
+            cost = regrow()
+            if cost is None:
+                break
+            whole = _whole_steps(pairs, grows)
+            each = whole is None
+            m = 0
         if not each and m:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
             for job, _t in pairs:
@@ -625,8 +691,8 @@ class Burst:
             fast = steady and not varies and not again and not gauges
             stretch = fast and room >= STRETCH_MIN
             quick = fast and not stretch
-            inline = not spec.grow_moves  # a block does not change the plan
-            jobs = [a[0] for a in assign]
+            regrow = None if spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
+                                                         attention)
             fresh = True  # this plan's first iteration: its cost is known
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
@@ -649,7 +715,10 @@ class Burst:
                     m = 0
                     if quick:
                         now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
-                                               cost, now)
+                                               cost, now, regrow)
+                        if regrow is not None and regrow.cost is not None:  # it grew holds
+                            r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
+                            regrow.cost = None
                         if due:  # the next iteration ends at or after the next entry
                             self.last_void = False
                             self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
@@ -723,12 +792,13 @@ class Burst:
                     if grows and _needs_block(grows):
                         # as planning again would: the blocks now, then the
                         # totals and the cost they change
-                        if not inline or not self._grow_inline(assign):
+                        if regrow is None:
                             break
-                        r, _d, kvd, kvp = self.totals(jobs)
-                        cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
-                        if not cost > 0.0:
-                            cost = self._checked_cost(cost, tokens)
+                        regrow.attention = attention
+                        if regrow() is None:
+                            break
+                        r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
+                        regrow.cost = None
                         fresh = True
                         room = _room(pairs, grows)
                         stretch = fast and room >= STRETCH_MIN
