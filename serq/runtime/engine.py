@@ -179,34 +179,41 @@ class StepStage(Burst, Stage):
 
     # -- moments ---------------------------------------------------------------------------
     def totals(self, jobs: Optional[list[StepJob]] = None) -> tuple[float, float, float, float]:
-        """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents)."""
-        jobs = self.residents if jobs is None else jobs
+        """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents).
+
+        The KV sums are 0.0 when nothing that reads these totals reads them
+        (`spec.resident_kv` over all residents, `spec.needs_kv` over a plan's
+        jobs): a value an expression does not read cannot change its result."""
+        spec = self.spec
+        if jobs is None:
+            jobs = self.residents
+            mem = self.memory if spec.resident_kv else None
+        else:
+            mem = self.memory if spec.needs_kv else None
         dec = kvd = kvp = 0.0
-        mem = self.memory if self.spec.needs_kv else None
         if mem is None:
             for j in jobs:
                 if j.mode == "decode":
                     dec += 1
             return float(len(self.residents)), dec, 0.0, 0.0
         for j in jobs:
-            held = self._held(j.session, mem)
+            # the units the session holds in `mem` (a hold takes a pool once)
+            held = 0.0
+            s = j.session
+            if s is not None:
+                for frame in s.holds:
+                    k = 0
+                    for p in frame.pools:
+                        if p is mem:
+                            held += frame.alloc[k]
+                            break
+                        k += 1
             if j.mode == "decode":
                 dec += 1
                 kvd += held
             else:
                 kvp += held
         return float(len(self.residents)), dec, kvd, kvp
-
-    @staticmethod
-    def _held(s: Any, pool: Any) -> float:
-        if s is None:
-            return 0.0
-        total = 0.0
-        for frame in s.holds:
-            for k, p in enumerate(frame.pools):
-                if p is pool:
-                    total += frame.alloc[k]
-        return total
 
     def _want(self, job: StepJob, chunk: float) -> float:
         if job.mode == "decode":

@@ -33,6 +33,9 @@ class StepSpec:
     registers: dict[str, float]
     body: Body
     needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
+    # budget, chunk, keys, `only` or the body (the expressions over all the
+    # residents' totals) read kv_decode or kv_prefill
+    resident_kv: bool = True
     pre_totals: bool = True  # budget or chunk reads the residents' totals
     serve_totals: bool = True  # serve keys, `only` or the body read the totals
     fixed: Optional[tuple[float, float]] = None  # (budget, chunk) when both are numbers
@@ -139,6 +142,8 @@ class StepCompiler:
                  if isinstance(step.budget, ir.Num) and isinstance(step.chunk, ir.Num) else None)
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
                         fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
+                        resident_kv=_reads([step.budget, step.chunk, step.keys, step.only,
+                                            step.iteration], {"kv_decode", "kv_prefill"}),
                         pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
                         serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)),
                         keys=keys, only=only, closed=closed,
