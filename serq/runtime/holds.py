@@ -280,6 +280,7 @@ class HoldManager:
         s.pending = None
         s.holds.append(frame)
         ev = frame.event
+        frame.event = None  # (the event refers to the frame: no cycle left for the collector)
         if inline:
             fire(ev)
         else:

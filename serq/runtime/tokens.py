@@ -27,7 +27,9 @@ class _Sequence:
         self.count = 0
         self.prev_decode = False
         self.prev_stage: Any = None
-        self.preempted: set = set()
+        # the stages the session was preempted on since the last token (a
+        # set once there is one)
+        self.preempted: Any = ()
 
     def extend(self, stage: Any, t: float) -> None:
         """A decode token continuing a sequence that has tokens (`token`'s
@@ -37,7 +39,7 @@ class _Sequence:
         self.prev_decode = True
         self.prev_stage = stage
         if self.preempted:
-            self.preempted.clear()
+            self.preempted = ()
 
     def token(self, stage: Any, decode: bool, t: float) -> bool:
         """Add a token; returns whether it continues the sequence."""
@@ -52,7 +54,7 @@ class _Sequence:
         self.prev_decode = decode
         self.prev_stage = stage
         if self.preempted:
-            self.preempted.clear()
+            self.preempted = ()
         return cont
 
 
@@ -65,7 +67,9 @@ class TokenState:
         self.request = _Sequence()
         self.turn = _Sequence()
         self.turn_no = -1.0
-        self.gaps: list[tuple] = []  # (stage, gap, t) or a run (stage, gaps, times)
+        # the turn's inter-token gaps that end after warm-up, by stage (each
+        # stage's in order; plain floats, so the collector has little to scan)
+        self.gaps: dict[Any, list[float]] = {}
         self.req_start = 0.0
         self.active = False
         self.ttft: Optional[list] = None  # the request's ttft sample, while it stands
@@ -125,7 +129,12 @@ class TokenLog:
             st.turn.reset()
         prev = st.turn.last
         if st.turn.token(stage, decode, t):
-            st.gaps.append((stage, t - prev, t))
+            if t >= self.warmup:
+                out = st.gaps.get(stage)
+                if out is None:
+                    st.gaps[stage] = [t - prev]
+                else:
+                    out.append(t - prev)
         else:
             st.gaps.clear()
 
@@ -141,7 +150,12 @@ class TokenLog:
             return self.token(s, stage, True, t)
         if st.active:
             r.extend(stage, t)
-        st.gaps.append((stage, t - u.last, t))
+        if t >= self.warmup:
+            out = st.gaps.get(stage)
+            if out is None:
+                st.gaps[stage] = [t - u.last]
+            else:
+                out.append(t - u.last)
         u.extend(stage, t)
         return None
 
@@ -162,6 +176,10 @@ class TokenLog:
             return
         rest = times[1:]
         gaps = [b - a for a, b in zip(times, rest)]
+        if rest[0] < self.warmup:  # the gaps ending after warm-up
+            kept = gaps[bisect_left(rest, self.warmup):]
+        else:
+            kept = gaps
         n = len(rest)
         last = rest[-1]
         for s in sessions:
@@ -177,7 +195,12 @@ class TokenLog:
                 r.last = last
                 r.prev_decode = True
                 r.prev_stage = stage
-            st.gaps.append((stage, gaps, rest))  # a run of gaps (shared, read only)
+            if kept:
+                out = st.gaps.get(stage)
+                if out is None:
+                    st.gaps[stage] = kept.copy()
+                else:
+                    out.extend(kept)
             u.count += n
             u.last = last
             u.prev_decode = True
@@ -187,8 +210,11 @@ class TokenLog:
         """The session was preempted while resident at `stage`."""
         st = s.tok
         if st is not None:
-            st.request.preempted.add(stage)
-            st.turn.preempted.add(stage)
+            for seq in (st.request, st.turn):
+                if seq.preempted:
+                    seq.preempted.add(stage)
+                else:
+                    seq.preempted = {stage}
 
     def flush(self, st: TokenState) -> None:
         """A turn's sequence is final: its gaps (those ending after warm-up)
@@ -196,27 +222,9 @@ class TokenLog:
         pending = st.gaps
         if not pending:
             return
-        warmup = self.warmup
-        by_stage: dict[Any, list[float]] = {}
-        for stage, gap, t in pending:
-            if gap.__class__ is list:  # a run (`decode_run`): times increasing
-                if t[0] < warmup:
-                    gap = gap[bisect_left(t, warmup):]
-                out = by_stage.get(stage)
-                if out is None:
-                    by_stage[stage] = list(gap)
-                else:
-                    out.extend(gap)
-            elif t >= warmup:
-                out = by_stage.get(stage)
-                if out is None:
-                    by_stage[stage] = [gap]
-                else:
-                    out.append(gap)
-        for stage, gaps in by_stage.items():
-            if gaps:
-                stage.add_gaps(gaps)
-        pending.clear()
+        for stage, gaps in pending.items():
+            stage.add_gaps(gaps)
+        st.gaps = {}
 
     def finish(self) -> None:
         """The run ends: every pending turn is final."""
