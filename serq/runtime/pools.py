@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from math import ceil, floor, isfinite
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -72,6 +73,12 @@ class Pool:
         self.spec = spec
         self.cap = spec.cap
         self.block = spec.block
+        # the built-in `evict lru` (`make_room` takes the first entry in LRU
+        # order), and whether it may evict whole numbers of blocks at once
+        # (blocks of whole units, no spill: what block-by-block eviction gives)
+        self.lru_builtin = spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
+        b = spec.block
+        self.bulk_blocks = b is not None and spec.spill is None and float(b).is_integer()
         self.used = 0.0
         self.cached = 0.0
         self.entries: dict[Any, CacheEntry] = {}
@@ -107,12 +114,12 @@ class Pool:
     def ru(self, x: float) -> float:
         """`x` rounded up to a multiple of the block."""
         b = self.block
-        return x if b is None else math.ceil(x / b) * b if math.isfinite(x) else x
+        return x if b is None else ceil(x / b) * b if isfinite(x) else x
 
     def rd(self, x: float) -> float:
         """`x` rounded down to a multiple of the block."""
         b = self.block
-        return x if b is None else math.floor(x / b) * b if math.isfinite(x) else x
+        return x if b is None else floor(x / b) * b if isfinite(x) else x
 
     # -- time averages ------------------------------------------------------------
     def touch(self) -> None:
@@ -293,35 +300,30 @@ class Pool:
 
     def make_room(self, units: float) -> None:
         """Evict until `units` more fit next to what is used and cached (§8)."""
-        if not self.used + self.cached + units > self.cap + TOL:
+        limit = self.cap + TOL
+        if not self.used + self.cached + units > limit:
             return
-        lru = self.spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
-        while self.used + self.cached + units > self.cap + TOL and self.entries:
-            if lru:
-                # an LRU key does not change as the entry shrinks: keep going
-                victim = self._lru_victim()
-                if self._evict_bulk(victim, units):
-                    continue
-                while (self.used + self.cached + units > self.cap + TOL
-                       and self.entries.get(victim.key) is victim):
-                    self._evict_piece(victim)
-                continue
-            entries = sorted(self.entries.values(), key=_rseq_key)
-            self._evict_piece(self.evict_victim(entries))
-
-    def _evict_bulk(self, e: CacheEntry, units: float) -> bool:
-        """Evict the blocks `e` must lose at once, when that is exactly what
-        block-by-block eviction gives: whole numbers throughout, no spill."""
-        b = self.block
-        if b is None or self.spec.spill is not None:
-            return False
+        if not self.lru_builtin:
+            while self.used + self.cached + units > limit and self.entries:
+                entries = sorted(self.entries.values(), key=_rseq_key)
+                self._evict_piece(self.evict_victim(entries))
+            return
+        # LRU: a key does not change as the entry shrinks, so the victim loses
+        # what it must at once -- whole numbers throughout, exactly what block
+        # by block gives -- or block by block
         f = float
-        if not (f(b).is_integer() and f(e.size).is_integer() and f(self.used).is_integer()
-                and f(self.cached).is_integer() and f(units).is_integer()):
-            return False
-        excess = self.used + self.cached + units - self.cap
-        self._shrink(e, min(e.size, math.ceil(excess / b) * b))
-        return True
+        bulk = self.bulk_blocks and f(units).is_integer() and f(self.used).is_integer()
+        b = self.block
+        while self.used + self.cached + units > limit and self.entries:
+            victim = (next(iter(self.entries.values())) if self.lru_sorted
+                      else self._lru_victim())
+            if bulk and f(victim.size).is_integer() and f(self.cached).is_integer():
+                excess = self.used + self.cached + units - self.cap
+                self._shrink(victim, min(victim.size, ceil(excess / b) * b))
+                continue
+            while (self.used + self.cached + units > limit
+                   and self.entries.get(victim.key) is victim):
+                self._evict_piece(victim)
 
     def _shrink(self, e: CacheEntry, units: float) -> None:
         """Eviction takes `units` from the tail of entry `e`."""
