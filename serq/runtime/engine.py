@@ -240,8 +240,8 @@ class StepStage(Burst, Stage):
         if self.admit_left is not None:
             return self.admit_left
         b, c = self._budget_chunk()
-        want = sum(self._want(j, c) for j in self.residents)
-        return max(0.0, b - want)
+        want = self._want
+        return max(0.0, b - sum([want(j, c) for j in self.residents]))
 
     def _serve_ctx(self, job: StepJob, totals: Optional[tuple] = None) -> tuple:
         """The Serve-moment values of a resident (totals as they stand)."""
@@ -254,10 +254,14 @@ class StepStage(Burst, Stage):
     # -- policy seam --------------------------------------------------------------------------
     #: Whether `in_batch` is overridden (the serving pass then asks it for every resident).
     batch_policy = False
+    #: Whether `serving_order` is overridden (else the serving pass reads the
+    #: residents themselves when there are no keys).
+    order_policy = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.batch_policy = cls.in_batch is not StepStage.in_batch
+        cls.order_policy = cls.serving_order is not StepStage.serving_order
 
     def serving_order(self, keys: Optional[Callable[..., tuple]]) -> list[StepJob]:
         """Policy: the residents in serving order (`serve admission`/`by`).
@@ -531,10 +535,13 @@ class StepStage(Burst, Stage):
                    among: Optional[set] = None) -> None:
         """`serve [only (p)] [order]`: residents not yet served, in order."""
         skipped: set = set()
+        served = plan.served
+        # admission order: the residents as they stand (not changed while one is picked)
+        plain = keys is None and not self.order_policy
         while plan.left > 0 and not plan.stop:
             nxt = None
-            for job in self.serving_order(keys):
-                if job in plan.served or job in skipped:
+            for job in self.residents if plain else self.serving_order(keys):
+                if job in served or job in skipped:
                     continue
                 if among is not None and job not in among:
                     continue

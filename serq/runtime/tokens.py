@@ -10,6 +10,7 @@ client series `ttft`/`tpot`; turns give each stage's inter-token gaps.
 from __future__ import annotations
 
 from bisect import bisect_left
+from operator import sub
 from typing import Any, Optional
 
 
@@ -175,13 +176,14 @@ class TokenLog:
         if len(times) == 1:
             return
         rest = times[1:]
-        gaps = [b - a for a, b in zip(times, rest)]
+        gaps = list(map(sub, rest, times))  # each time minus the one before
         if rest[0] < self.warmup:  # the gaps ending after warm-up
             kept = gaps[bisect_left(rest, self.warmup):]
         else:
             kept = gaps
         n = len(rest)
         last = rest[-1]
+        given = False  # the first session to need the list takes it, the others a copy
         for s in sessions:
             st = s.tok
             u = st.turn
@@ -198,7 +200,8 @@ class TokenLog:
             if kept:
                 out = st.gaps.get(stage)
                 if out is None:
-                    st.gaps[stage] = kept.copy()
+                    st.gaps[stage] = kept.copy() if given else kept
+                    given = True
                 else:
                     out.extend(kept)
             u.count += n
