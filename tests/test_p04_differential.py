@@ -255,6 +255,17 @@ DET["mem_serve_by_neg_admission"] = (vllm(serve="serve by (-admission);"), H120)
 DET["mem_exclusive"] = (vllm(serve="serve exclusive prefill;", chunk="chunk 16;"), H120)
 DET["mem_none_ample"] = (vllm("preempt none;", blocks=64), H120)
 DET["mem_cost_kv"] = (vllm(cost="0.2 + 0.01 * kv_prefill + 0.005 * kv_decode + 0.001 * attention", blocks=8), H120)
+# the KV totals over all residents, read by the budget, the chunk, serve
+# keys, `only` and an iteration body: the engine sums them for planning only
+# when one of these reads them (StepSpec.resident_kv); each program gives
+# another report when the planning totals read 0 there (0.1.3, written with
+# this file)
+DET["mem_budget_kv"] = (vllm(cost="0.5 + 0.02 * tokens", blocks=8).replace(
+    "budget B;", "budget kv_decode + kv_prefill > 30 ? 9 : B;"), H120)
+DET["mem_chunk_kv"] = (vllm(chunk="chunk kv_decode > 16 ? 5 : 0;", blocks=8), H120)
+DET["mem_serve_by_kv"] = (vllm(serve="serve by (kv_prefill > 8 ? -remaining : remaining);", blocks=8, B=6), H120)
+DET["mem_only_kv"] = (vllm(serve="serve only (decoding || kv_decode < 20);", blocks=8), H120)
+DET["mem_body_kv"] = (vllm(serve="iteration { serve; branch (kv_decode + kv_prefill < 24) { admit; } }", blocks=8), H120)
 DET["mem_claims"] = (vllm(blocks=7, extra="""claim budget_ok: every iteration of engine (tokens <= 32);
 claim demand_cov: every iteration of engine (demand >= 0 && served >= 0);
 claim kv_full: some iteration of engine (used(kv) >= 48);
