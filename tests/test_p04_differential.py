@@ -174,6 +174,10 @@ DET["chunk_expr_queued"] = (pooled("budget 9; chunk residents + queued(reqs) > 1
 DET["granule_2"] = (plain("budget 7; cost 1; granule 2;"), H)
 DET["granule_3_chunk_5_pooled"] = (pooled("budget 8; chunk 5; cost 1; granule 3;", cap=4), H)
 DET["budget_expr"] = (plain("budget decoders > 2 ? 4 : 9; cost 0.2 + 0.1 * residents;"), H)
+# `decoders` read by the budget, by the chunk: each gives another report when
+# the planning totals read 0 decoders (StepSpec.resident_dec; 0.1.3)
+DET["budget_reads_decoders"] = (plain("budget decoders > 1 ? 3 : 9; cost 0.2 + 0.1 * tokens;"), H)
+DET["chunk_reads_decoders"] = (plain("budget 9; chunk decoders > 0 ? 2 : 0; cost 0.2 + 0.1 * tokens;"), H)
 DET["body_registers"] = (pooled("budget k > 4 ? 8 : 4; chunk k > 6 ? 0 : 3; cost 1 + 0.01 * k; state k = 0; state adm = 0; iteration { serve; branch (k - 2 * floor(k / 2) == 0 || residents == 0) { admit; } set k = k + 1; set adm = adm + admitted; }", cap=4,
                                     extra="gauge kreg = k;\ngauge admreg = adm;\nclaim k_grows: some iteration of engine (k >= 5);\nclaim regs_end: at end (k >= 1 && adm == 8);"), H)
 DET["body_tgi"] = (pooled("budget 8; cost 1; state just = 0; iteration { serve; branch (just == 0 || residents == 0) { admit; } set just = admitted > 0; }", cap=5, extra="gauge justg = just;"), H)

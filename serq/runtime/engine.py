@@ -181,13 +181,19 @@ class StepStage(Burst, Stage):
     def totals(self, jobs: Optional[list[StepJob]] = None) -> tuple[float, float, float, float]:
         """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents).
 
-        The KV sums are 0.0 when nothing that reads these totals reads them
-        (`spec.resident_kv` over all residents, `spec.needs_kv` over a plan's
-        jobs): a value an expression does not read cannot change its result."""
+        A sum is 0.0 when nothing that reads these totals reads it (over all
+        residents `spec.resident_kv` and `spec.resident_dec`, over a plan's
+        jobs `spec.needs_kv`): a value an expression does not read cannot
+        change its result."""
         spec = self.spec
         if jobs is None:
             jobs = self.residents
-            mem = self.memory if spec.resident_kv else None
+            if spec.resident_kv:
+                mem = self.memory
+            elif spec.resident_dec:
+                mem = None
+            else:
+                return float(len(jobs)), 0.0, 0.0, 0.0
         else:
             mem = self.memory if spec.needs_kv else None
         dec = kvd = kvp = 0.0

@@ -34,8 +34,9 @@ class StepSpec:
     body: Body
     needs_kv: bool = True  # some expression reads kv_decode or kv_prefill
     # budget, chunk, keys, `only` or the body (the expressions over all the
-    # residents' totals) read kv_decode or kv_prefill
+    # residents' totals) read kv_decode or kv_prefill; decoders
     resident_kv: bool = True
+    resident_dec: bool = True
     pre_totals: bool = True  # budget or chunk reads the residents' totals
     serve_totals: bool = True  # serve keys, `only` or the body read the totals
     fixed: Optional[tuple[float, float]] = None  # (budget, chunk) when both are numbers
@@ -138,12 +139,14 @@ class StepCompiler:
                   and _steady([step.budget, step.chunk]))
         in_order = (step.serve != "exclusive" and step.iteration is None and step.only is None
                     and step.keys is None and step.granule is None and not step.registers)
+        # the expressions that read the totals over all residents
+        planning = [step.budget, step.chunk, step.keys, step.only, step.iteration]
         fixed = ((float(step.budget.value), float(step.chunk.value))
                  if isinstance(step.budget, ir.Num) and isinstance(step.chunk, ir.Num) else None)
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
                         fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
-                        resident_kv=_reads([step.budget, step.chunk, step.keys, step.only,
-                                            step.iteration], {"kv_decode", "kv_prefill"}),
+                        resident_kv=_reads(planning, {"kv_decode", "kv_prefill"}),
+                        resident_dec=_reads(planning, {"decoders"}),
                         pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
                         serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)),
                         keys=keys, only=only, closed=closed,
