@@ -312,14 +312,19 @@ class Pool:
         # what it must at once -- whole numbers throughout, exactly what block
         # by block gives -- or block by block
         f = float
-        bulk = self.bulk_blocks and f(units).is_integer() and f(self.used).is_integer()
+        used = self.used  # (eviction without spill leaves it)
+        bulk = self.bulk_blocks and f(units).is_integer() and f(used).is_integer()
         b = self.block
         while self.used + self.cached + units > limit and self.entries:
-            victim = (next(iter(self.entries.values())) if self.lru_sorted
-                      else self._lru_victim())
-            if bulk and f(victim.size).is_integer() and f(self.cached).is_integer():
-                excess = self.used + self.cached + units - self.cap
-                self._shrink(victim, min(victim.size, ceil(excess / b) * b))
+            if self.lru_sorted:
+                for victim in self.entries.values():  # the first
+                    break
+            else:
+                victim = self._lru_victim()
+            size = victim.size
+            if bulk and f(size).is_integer() and f(self.cached).is_integer():
+                lose = ceil((used + self.cached + units - self.cap) / b) * b
+                self._shrink(victim, lose if lose < size else size)  # min(size, lose)
                 continue
             while (self.used + self.cached + units > limit
                    and self.entries.get(victim.key) is victim):

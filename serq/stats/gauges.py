@@ -132,11 +132,15 @@ class LogHistogram:
         total = self._sum
         prev = None
         bucket: list = []
+        run = 0  # gaps equal to `prev` since it, not counted yet
         for x in xs:
             total += x
             if x == prev:
-                bucket[0] += 1
+                run += 1
                 continue
+            if run:
+                bucket[0] += run
+                run = 0
             prev = x
             k = floor(log(x) / width) if x > 0.0 else _NONPOSITIVE
             bucket = buckets.get(k)
@@ -148,6 +152,8 @@ class LogHistogram:
                     bucket[1] = x
                 elif x > bucket[2]:
                     bucket[2] = x
+        if run:
+            bucket[0] += run
         self.count += len(xs)
         self._sum = total
 
