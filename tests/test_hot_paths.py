@@ -67,3 +67,38 @@ def test_whole_steps_match_the_loop():
             if r - 1.0 <= EPS:
                 break
         assert k == j, r0
+
+
+def test_bulk_eviction_is_block_by_block():
+    # `make_room` under the built-in LRU takes what a victim must lose at once
+    # when blocks, sizes and units are whole numbers; the block-by-block loop
+    # (the same pool with `bulk_blocks` off) must leave the same entries and sums
+    from types import SimpleNamespace
+
+    def pool(bulk):
+        p = Pool.__new__(Pool)
+        p.entries = {}
+        p.lru_sorted, p.lru_tail = True, ()
+        p.touch = lambda: None
+        p.spec = SimpleNamespace(spill=None, evict_keys=None)
+        p.cap, p.block, p.used, p.cached = 4096.0, 16.0, 0.0, 0.0
+        p.evicted_units, p.evicted_entries = 0.0, 0
+        p.lru_builtin, p.bulk_blocks = True, bulk
+        return p
+
+    rng = random.Random(5)
+    fast, slow = pool(True), pool(False)
+    for n in range(600):
+        if rng.random() < 0.5:
+            e = (rng.randint(0, 40), 16.0 * rng.randint(1, 30), float(n), n)
+            for p in (fast, slow):
+                p.put_entry(CacheEntry(e[0], e[1], e[2], e[3], None, None))
+        units = 16.0 * rng.randint(1, 40)
+        grow = rng.random() < 0.6
+        for p in (fast, slow):
+            p.make_room(units)
+            # the units are taken, or half the used blocks given back
+            p.used = p.used + units if grow else 16.0 * (p.used // 32.0)
+        state = [(p.used, p.cached, p.evicted_units, p.evicted_entries,
+                  [(e.key, e.size) for e in p.entries.values()]) for p in (fast, slow)]
+        assert state[0] == state[1]
