@@ -1,4 +1,4 @@
-"""Closed runs of engine iterations change nothing (serq/runtime/burst.py).
+"""Closed runs of engine iterations change nothing (serq/runtime/burst.py, serq/runtime/closed.py).
 
 Between events of the rest of the model an engine plans its default body
 itself and runs whole stretches of iterations inline (`_closed`), long ones
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import serq
-import serq.runtime.burst as burst_mod
+import serq.runtime.closed as burst_mod
 from serq.report.json_report import to_dict
 from serq.runtime.engine import StepStage
 from serq.runtime.simulation import Simulation
@@ -41,8 +41,8 @@ def counted(monkeypatch):
     """Counts what the closed runs did: iterations run as one vector, holds
     grown while planning."""
     seen = {"stretched": 0, "grown": 0}
-    stretch = burst_mod.Burst._stretch
-    plan = burst_mod.Burst._plan_closed
+    stretch = burst_mod.ClosedRuns._stretch
+    plan = burst_mod.ClosedRuns._plan_closed
 
     def counting_stretch(self, *args):
         m = stretch(self, *args)
@@ -57,8 +57,8 @@ def counted(monkeypatch):
             seen["grown"] += 1
         return out
 
-    monkeypatch.setattr(burst_mod.Burst, "_stretch", counting_stretch)
-    monkeypatch.setattr(burst_mod.Burst, "_plan_closed", counting_plan)
+    monkeypatch.setattr(burst_mod.ClosedRuns, "_stretch", counting_stretch)
+    monkeypatch.setattr(burst_mod.ClosedRuns, "_plan_closed", counting_plan)
     return seen
 
 

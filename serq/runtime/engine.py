@@ -19,7 +19,8 @@ from typing import Any, Callable, Optional
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
-from .burst import Burst, share
+from .burst import Burst
+from .closed import share
 from .holds import TOL
 from .stages import Job, Stage
 
