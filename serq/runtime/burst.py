@@ -53,6 +53,7 @@ class Burst(ClosedRuns):
     def _end(self, _ev: Event) -> None:
         """The iteration's end (a calendar entry); then, while the engine is
         the only thing that moves, the following iterations (`_burst`)."""
+        self.sim.stamp -= 1  # the event loop counted this entry: it is the engine's own
         self._finish()
         if self.burst and self._quiet():
             self._burst()

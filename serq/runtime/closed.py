@@ -488,16 +488,24 @@ class ClosedRuns:
         ones inline while nothing but this engine moves: the residents, their
         remaining tokens and allocations and the budget (which reads only the
         residents' totals) fix every iteration until one finishes a run,
-        needs a block, or ends at or after the next calendar entry (or past
-        the horizon). Each inline iteration does what `_launch` and
-        `_finish` do, in their order, with the plan, the totals and the
-        cost read once (the plan again when a block is allocated or a run's
-        tokens change, or every iteration when the serve order reads what an
-        iteration changes; the cost every iteration when it may change).
+        needs a block it cannot get, or ends at or after the next calendar
+        entry (or past the horizon). Each inline iteration does what
+        `_launch` and `_finish` do, in their order, with the plan, the totals
+        and the cost read once (the totals and the cost again when a block
+        is allocated, the plan again when a run's tokens change, or every
+        iteration when the serve order reads what an iteration changes; the
+        cost every iteration when it may change).
+
+        The plan of the iteration it launches is kept (`kept`): when that
+        iteration ends and nothing but engines' own iterations happened
+        meanwhile (`Simulation.stamp` unchanged), the run goes on from it as
+        if the iteration had ended inline.
 
         Returns True when it started an iteration that it does not end (its
         end is a calendar entry or `_burst`'s inline end); False when the
         caller attempts next (the stage is as `_finish` leaves it)."""
+        kept = self.kept
+        self.kept = None
         if not self.closed_ok or not self.residents or self.queue_waiting():
             return False
         spec = self.spec
@@ -512,72 +520,110 @@ class ClosedRuns:
         cls_time = self.cls_time
         gauges = bool(sim.gauges)
         varies = spec.serve_varies
+        # a plan is kept when only its own growth and iterations change it
+        keepable = not varies and not spec.grow_moves
         now = env._now
         self._advance(now)  # as `_launch` does first
+        if kept is not None and kept[0] != sim.stamp:
+            kept = None  # something else happened since it was launched
         while True:
-            planned = self._plan_closed()
-            if planned is None:
-                return False
-            assign, tokens, dec, prefilled, attention, grown = planned
-            # blocks allocated now change the totals the next budget reads
-            again = grown and spec.grow_moves
-            r, _d, kvd, kvp = self.totals([a[0] for a in assign])
+            if kept is None:
+                planned = self._plan_closed()
+                if planned is None:
+                    return False
+                assign, tokens, dec, prefilled, attention, grown = planned
+                # blocks allocated now change the totals the next budget reads
+                again = grown and spec.grow_moves
+                r, _d, kvd, kvp = self.totals([a[0] for a in assign])
+                cost = cost_fn(tokens, float(dec), prefilled, r, kvd, kvp, attention, R)
+                if not cost > 0.0:
+                    cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+                end = now + cost
+                if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
+                    # the common case with several engines: the first iteration
+                    # ends at or after the next entry (checked before the rest)
+                    self.last_void = False
+                    self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None,
+                                 cost)
+                    if keepable and not again:
+                        self.kept = (sim.stamp, assign, tokens, dec, prefilled, attention, r,
+                                     kvd, kvp, cost, None)
+                    return True
+                after = False  # this plan's first iteration: its cost is known
+                run = None
+            else:
+                # the kept plan, its launched iteration just ended (`_finish`)
+                _stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run = kept
+                kept = None
+                again = False
+                after = True
+                # (a cost that reads a pool reads it again: another engine's
+                # blocks may have changed it meanwhile)
             fdec = float(dec)
-            cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
-            if not cost > 0.0:
-                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
-            end = now + cost
-            if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
-                # the common case with several engines: the first iteration
-                # ends at or after the next entry (checked before the rest)
-                self.last_void = False
-                self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
-                return True
-            cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
-            # one pass over the plan: the growing holds, whether a prefill
-            # moves one (its attention changes), the runs, the decoding sessions
-            grows = []
-            moving = False
-            pairs = []
-            sessions = []
+            if run is None:
+                run = self._run_of(assign, tokens, fdec, prefilled, attention)
+            cls, pairs, grows, sessions, moving, regrow = run
             finishing = False
-            for job, t, _k in assign:
+            for job, t in pairs:
                 if job.remaining - t <= EPS:
                     finishing = True
-                pairs.append((job, t))
-                s = job.session
-                if s is not None:
-                    mode = job.mode
-                    if job.growing is not None:
-                        grows.append((job.frame, job.fk, t))
-                        if mode == "prefill":
-                            moving = True
-                    if mode == "decode":
-                        sessions.append(s)
-            room = _room(pairs, grows)
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
             fast = steady and not varies and not again and not gauges
-            stretch = fast and room >= STRETCH_MIN
-            quick = fast and not stretch
-            regrow = None if spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
-                                                         attention)
-            fresh = True  # this plan's first iteration: its cost is known
+            pick = fast  # choose between `_stretch` and `_quick` when needed
+            stretch = quick = False
+            room = 0.0
+            fresh = not after  # the cost is known for the first iteration
+            stale = after  # a kept plan's cost is evaluated again
+            keep = keepable and not again
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:
                 while True:
+                    if after:
+                        # the next iteration: the same plan unless a run's tokens change
+                        # (it finishes), a hold needs a block that does not fit, the
+                        # order may change, or the budget reads what this plan's growth
+                        # changed
+                        if finishing or varies or again:
+                            break
+                        if moving:
+                            attention = 0.0
+                            for job, t, k in assign:
+                                if job.mode == "prefill":
+                                    if job.growing is not None and job.session is not None:
+                                        k = job.frame.pos[job.fk]
+                                    attention += t * (k + t / 2.0)
+                        if grows and _needs_block(grows):
+                            # as planning again would: the blocks now, then the
+                            # totals and the cost they change
+                            if regrow is None:
+                                break
+                            regrow.attention = attention
+                            if regrow() is None:
+                                break
+                            r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
+                            regrow.cost = None
+                            fresh = True
+                            stale = False
+                            pick = fast
+                    after = True
                     if fresh:
                         fresh = False
-                    elif not steady:
+                    elif stale or not steady:
+                        stale = False
                         cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
                         if not cost > 0.0:
                             cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
                     end = now + cost
                     if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
-                        self.last_void = False
-                        self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                     None, cost)
+                        self._launch_kept(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                          cost, keep and run)
                         return True
+                    if pick:
+                        pick = False
+                        room = _room(pairs, grows)
+                        stretch = room >= STRETCH_MIN
+                        quick = not stretch
                     if stretch and times:
                         decode_run(sessions, self, times)
                         times = []
@@ -589,9 +635,8 @@ class ClosedRuns:
                             r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
                             regrow.cost = None
                         if due:  # the next iteration ends at or after the next entry
-                            self.last_void = False
-                            self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                         None, cost)
+                            self._launch_kept(assign, tokens, dec, prefilled, r, kvd, kvp,
+                                              attention, cost, keep and run)
                             return True
                         m = 1  # a run finishes or a hold needs a block (checked below)
                     elif stretch:
@@ -602,76 +647,84 @@ class ClosedRuns:
                             room -= m
                             stretch = room >= STRETCH_MIN
                             quick = not stretch
-                    else:
-                        # `_launch` at `now`
-                        self.iterations += 1
-                        for frame, fk, t in grows:
-                            frame.pos[fk] += t
-                            frame.grown = True
-                        if dec and now >= warmup:
-                            self.batch_count += 1
-                            self.batch_decodes += dec
-                            self.batch_time += cost
-                        self.served_tokens += tokens
-                        # `_finish` at `end`
-                        sim.events += 1
-                        if gauges and end != now:
-                            self.running = in_flight  # the gauges see the iteration running
-                            self.cur_cls = cls
-                            self.cur_decodes = dec
-                            sim.record_gauges(now)
-                            self.running = None
-                            self.cur_cls = -1
-                            self.cur_decodes = 0
-                        dt = end - now
-                        if dt:
-                            if self.n:
-                                self.int_n += self.n * dt
-                                self.int_busy += dt
-                            cls_time[cls] += dt
-                            self.int_decodes += dec * dt
-                            self.t_last = end
-                        env._now = now = end
-                        for job, t in pairs:
-                            rem = job.remaining = job.remaining - t
-                            if rem - t <= EPS:
-                                finishing = True
-                        if sessions:
-                            times.append(end)
-                        if finishing:
-                            break
-                    # the next iteration: the same plan unless a run's tokens change
-                    # (it finishes), a hold needs a block, the order may change, or
-                    # the budget reads what this plan's growth changed
-                    if varies or again:
-                        break
-                    if m:
                         for job, t in pairs:
                             if job.remaining - t <= EPS:
                                 finishing = True
-                        if finishing:
-                            break
-                    if moving:
-                        attention = 0.0
-                        for job, t, k in assign:
-                            if job.mode == "prefill":
-                                if job.growing is not None and job.session is not None:
-                                    k = job.frame.pos[job.fk]
-                                attention += t * (k + t / 2.0)
-                    if grows and _needs_block(grows):
-                        # as planning again would: the blocks now, then the
-                        # totals and the cost they change
-                        if regrow is None:
-                            break
-                        regrow.attention = attention
-                        if regrow() is None:
-                            break
-                        r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
-                        regrow.cost = None
-                        fresh = True
-                        room = _room(pairs, grows)
-                        stretch = fast and room >= STRETCH_MIN
-                        quick = fast and not stretch
+                        continue
+                    # `_launch` at `now`
+                    self.iterations += 1
+                    for frame, fk, t in grows:
+                        frame.pos[fk] += t
+                        frame.grown = True
+                    if dec and now >= warmup:
+                        self.batch_count += 1
+                        self.batch_decodes += dec
+                        self.batch_time += cost
+                    self.served_tokens += tokens
+                    # `_finish` at `end`
+                    sim.events += 1
+                    if gauges and end != now:
+                        self.running = in_flight  # the gauges see the iteration running
+                        self.cur_cls = cls
+                        self.cur_decodes = dec
+                        sim.record_gauges(now)
+                        self.running = None
+                        self.cur_cls = -1
+                        self.cur_decodes = 0
+                    dt = end - now
+                    if dt:
+                        if self.n:
+                            self.int_n += self.n * dt
+                            self.int_busy += dt
+                        cls_time[cls] += dt
+                        self.int_decodes += dec * dt
+                        self.t_last = end
+                    env._now = now = end
+                    for job, t in pairs:
+                        rem = job.remaining = job.remaining - t
+                        if rem - t <= EPS:
+                            finishing = True
+                    if sessions:
+                        times.append(end)
             finally:
                 if times:  # the tokens of the iterations run one by one
                     decode_run(sessions, self, times)
+            kept = None  # plan again
+
+    def _launch_kept(self, assign: list, tokens: float, dec: int, prefilled: float, r: float,
+                     kvd: float, kvp: float, attention: float, cost: float,
+                     run: Optional[tuple]) -> None:
+        """Launch the next iteration of a closed run, and keep its plan and
+        `run` (`_run_of`) when given."""
+        self.last_void = False
+        self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
+        if run:
+            self.kept = (self.sim.stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                         cost, run)
+
+    def _run_of(self, assign: list, tokens: float, fdec: float, prefilled: float,
+                attention: float) -> tuple:
+        """What a closed run needs of a plan, in one pass over it: its class
+        (prefill only, decode only, mixed), the runs with their tokens, the
+        growing holds, the decoding sessions, whether a prefill moves a hold
+        (its attention changes), and the growth step (`Regrow`; None when the
+        plan reads what growth changes)."""
+        cls = 2 if prefilled > 0 and fdec else 0 if prefilled > 0 else 1
+        grows = []
+        moving = False
+        pairs = []
+        sessions = []
+        for job, t, _k in assign:
+            pairs.append((job, t))
+            s = job.session
+            if s is not None:
+                mode = job.mode
+                if job.growing is not None:
+                    grows.append((job.frame, job.fk, t))
+                    if mode == "prefill":
+                        moving = True
+                if mode == "decode":
+                    sessions.append(s)
+        regrow = None if self.spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
+                                                          attention)
+        return cls, pairs, grows, sessions, moving, regrow
