@@ -64,6 +64,8 @@ class Burst(ClosedRuns):
         spec = self.spec
         self.burst = allowed
         self.others = [st for st in self.sim.step_list if st is not self]
+        # the engines whose iteration ends a burst may relay to (`_burst`)
+        self.relay = {st._end_cb: st for st in self.sim.step_list}
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
 
@@ -126,41 +128,56 @@ class Burst(ClosedRuns):
 
         The stage is the only dirty object, so the end of the instant is its
         attempt; when the iteration's end is the next calendar entry (and
-        within the horizon) it is handled here. The burst leaves either
-        after an attempt (`instant.closed`: the loop skips its own
-        end-of-event work) or after an iteration end that is not quiet (the
-        loop does that work at the current time)."""
+        within the horizon) it is handled here. So is the next entry when it
+        is another engine's iteration end: the event loop would hand it to
+        that engine's `_end` and do nothing else, so the burst goes on with
+        that engine (a relay). The burst leaves either after an attempt
+        (`instant.closed`: the loop skips its own end-of-event work) or after
+        an iteration end that is not quiet (the loop does that work at the
+        current time)."""
         env = self.env
         q = env._queue
         instant = self.instant
         sim = self.sim
         horizon = sim.horizon
         gauges = bool(sim.gauges)
-        self.bursting = True
+        relay = self.relay
+        st = self  # the engine whose iteration just ended
+        st.bursting = True
         try:
             while True:
                 instant.dirty.clear()
-                self.dirty = False
-                if not self._closed():
-                    self.attempt()
-                running = self.running
+                st.dirty = False
+                if not st._closed():
+                    st.attempt()
+                running = st.running
                 if running is None or sim.drained is not None:
                     break
                 if running[1] is None:  # the iteration ends before anything else
-                    t = self.inline_end
+                    t = st.inline_end
                 else:
                     top = q[0]
-                    if top[3] is not running[1] or top[0] > horizon:
+                    if top[0] > horizon:
                         break
+                    ev = top[3]
+                    if ev is not running[1]:
+                        cbs = ev.callbacks
+                        other = relay.get(cbs[0]) if cbs and len(cbs) == 1 else None
+                        if other is None or not other.burst or other.running is None \
+                                or other.running[1] is not ev:
+                            break
+                        st.bursting = False
+                        st = other
+                        st.bursting = True
                     heappop(q)
                     t = top[0]
-                    top[3].callbacks = None
+                    ev.callbacks = None
                 if gauges and t != env._now:
                     sim.record_gauges(env._now)
                 env._now = t
-                self._finish()
-                if not self._quiet():
+                st._finish()
+                if not st._quiet():
                     return
         finally:
-            self.bursting = False
+            st.bursting = False
         instant.closed = True
