@@ -387,10 +387,14 @@ class ClosedRuns:
         q = self.env._queue
         q0 = q[0][0] if q else math.inf
         horizon = sim.horizon
+        # an iteration is due (`_closed` launches it) when it ends at or after
+        # the next entry or past the horizon: at or after `stop`
+        stop = q0 if q0 <= horizon else math.nextafter(horizon, math.inf)
         warmup = self.warmup
         n = self.n
-        its, events = self.iterations, sim.events
-        b_count, b_dec, b_time = self.batch_count, self.batch_decodes, self.batch_time
+        k = 0  # iterations run
+        bc = 0  # ... of which in the batch statistics (after the warm-up, with decodes)
+        b_time = self.batch_time
         served = self.served_tokens
         int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
             self.int_decodes
@@ -401,6 +405,7 @@ class ClosedRuns:
         due = False
         while True:
             if m == whole:  # (whole steps) a run is about to finish or a hold needs a block
+                k += m
                 m = 0
                 fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
                 for job, _t in pairs:
@@ -421,21 +426,18 @@ class ClosedRuns:
                 each = whole is None
                 continue
             end = now + cost
-            if q0 <= end or end > horizon:
+            if end >= stop:
                 due = True
                 break
-            its += 1
             m += 1
             if each:
                 for frame, fk, t in grows:
                     frame.pos[fk] += t
                     frame.grown = True
             if dec and now >= warmup:
-                b_count += 1
-                b_dec += dec
+                bc += 1
                 b_time += cost
             served += tokens
-            events += 1
             dt = end - now
             if dt:
                 if n:
@@ -466,7 +468,9 @@ class ClosedRuns:
                 break
             whole = _whole_steps(pairs, grows)
             each = whole is None
+            k += m
             m = 0
+        k += m
         if not each and m:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
             for job, _t in pairs:
@@ -474,8 +478,12 @@ class ClosedRuns:
             for frame, fk, _t in grows:
                 frame.pos[fk] += fm
                 frame.grown = True
-        self.iterations, sim.events = its, events
-        self.batch_count, self.batch_decodes, self.batch_time = b_count, b_dec, b_time
+        self.iterations += k
+        sim.events += k
+        if bc:  # integers: exact, as bc additions are
+            self.batch_count += bc
+            self.batch_decodes += dec * bc
+        self.batch_time = b_time
         self.served_tokens = served
         self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
         self.cls_time[cls] = in_cls
