@@ -247,8 +247,10 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
         program = api.load(args.file, **kw)
         write_stdout(summary(program) + "\n")
         return 0
-    program = api.load(args.file, trace=args.trace, horizon=args.horizon, warmup=args.warmup,
-                       seed=args.seed, arrivals=args.arrivals, need_horizon=True, **kw)
+    from . import program_cache  # a program loaded before is read back, without the front end
+    program = program_cache.load(args.file, trace=args.trace, horizon=args.horizon,
+                                 warmup=args.warmup, seed=args.seed, arrivals=args.arrivals,
+                                 need_horizon=True, **kw)
     if args.command == "ir":
         program.settings = api.settings_for(program)
         trace = getattr(program.workload, "trace", None)
