@@ -10,7 +10,8 @@ instead: then neither textX nor the front end is imported at all.
 
 An entry is found by the program's path, the working directory and the
 load's options (`--set`, `--def`, program inputs, `--workload`, `--trace`,
-the settings): one entry for each, rewritten when it no longer fits. It
+the settings): one entry for each, rewritten when it no longer fits, and
+at most `MAX_ENTRIES` of them (the least recently written go first). It
 is used only when its key matches: a hash of the program's bytes, of this
 package's front-end sources and grammar (their sizes and modification
 times, as `.pyc` files check theirs), of the textX and Arpeggio
@@ -36,6 +37,8 @@ from .caches import (cache_dir, digest, grammar_dir, recording, stop_recording,
 
 #: Bump when the form of an entry changes.
 _FORMAT = 1
+#: Entries kept: past this many, writing one removes the least recently written.
+MAX_ENTRIES = 256
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
@@ -129,4 +132,20 @@ def _write_entry(entry: str, key: str, reads: list[tuple[str, str]],
         pickle.dump(program, buf, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return
-    write_atomic(os.path.dirname(entry), entry, buf.getvalue())
+    folder = os.path.dirname(entry)
+    write_atomic(folder, entry, buf.getvalue())
+    _prune(folder)
+
+
+def _prune(folder: str) -> None:
+    """Keep the newest `MAX_ENTRIES` entries of `folder` (programs written
+    in temporary directories would otherwise pile up)."""
+    try:
+        with os.scandir(folder) as it:
+            found = [(e.stat().st_mtime_ns, e.path) for e in it
+                     if e.name.endswith(".pickle") and not e.name.startswith(".")]
+        if len(found) > MAX_ENTRIES:
+            for _, path in sorted(found)[:len(found) - MAX_ENTRIES]:
+                os.unlink(path)
+    except OSError:  # another process pruned first, or the folder went away
+        pass
