@@ -7,9 +7,9 @@ most of the time `serq-simpy` spends importing them, although a run whose
 program comes from the cache (`serq.program_cache`) makes no node with
 `__init__` (unpickling does not call it) and rarely prints or compares
 one. `@node` records the fields as `@dataclass` does and installs stand-in
-methods; the first call of one has `@dataclass` itself write the three
-methods for a class of the same name and fields, puts them in place of
-the stand-ins and goes on. The classes are dataclasses to the
+methods; the first call of one has `@dataclass` itself write that method
+for a class of the same name and fields, puts it in place of the stand-in
+and goes on. The classes are dataclasses to the
 `dataclasses` module (`fields`, `replace`, `asdict`, `is_dataclass`),
 unhashable as `@dataclass` makes them, and their methods, once compiled,
 are `@dataclass`'s own.
@@ -81,18 +81,18 @@ def _has_default(f: dataclasses.Field) -> bool:
 
 
 def _first_use(cls: type, name: str) -> Callable[..., Any]:
-    """A stand-in for the method `name`: compiles the class's methods, then calls its own."""
+    """A stand-in for the method `name`: compiles the class's own, then calls it."""
     def method(self: Any, *args: Any, **kw: Any) -> Any:
-        return getattr(_compile(cls), name)(self, *args, **kw)
+        return _compile(cls, name)(self, *args, **kw)
     method.__qualname__ = f"{cls.__qualname__}.{name}"
     method.__name__ = name
     return method
 
 
-def _compile(cls: T) -> T:
-    """Install in `cls` the `__init__`, `__repr__` and `__eq__` that
-    `@dataclass` writes for its fields: made by `@dataclass` itself, on a
-    class of the same name and fields."""
+def _compile(cls: type, name: str) -> Callable[..., Any]:
+    """The method `name` (`__init__`, `__repr__` or `__eq__`) that
+    `@dataclass` writes for the fields of `cls`, made by `@dataclass` itself
+    on a class of the same name and fields, and installed in `cls`."""
     fields = dataclasses.fields(cls)
     body: dict[str, Any] = {"__annotations__": {f.name: f.type for f in fields},
                             "__module__": cls.__module__, "__qualname__": cls.__qualname__,
@@ -102,7 +102,8 @@ def _compile(cls: T) -> T:
             default=f.default, default_factory=f.default_factory, init=f.init, repr=f.repr,
             hash=f.hash, compare=f.compare, metadata=f.metadata,
             kw_only=f.kw_only)  # type: ignore[attr-defined]
-    made = dataclasses.dataclass(type(cls.__name__, (), body))
-    for m in _METHODS:
-        setattr(cls, m, made.__dict__[m])
-    return cls
+    made = dataclasses.dataclass(type(cls.__name__, (), body), init=name == "__init__",
+                                 repr=name == "__repr__", eq=name == "__eq__")
+    method = made.__dict__[name]
+    setattr(cls, name, method)
+    return method
