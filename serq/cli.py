@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import sys
 from typing import Any, Optional, Sequence
 
@@ -183,7 +184,6 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
     to the program's names is checked once the program is loaded)."""
     if not specs:
         return {}
-    import os
     from .runtime.guards import load_policy
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the working directory
@@ -198,6 +198,9 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
+    # numpy's OpenBLAS otherwise starts a thread per core at import, which spin for
+    # ~40 ms of CPU time; the command does no linear algebra (a user's setting stays)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args_in = list(sys.argv[1:] if argv is None else argv)
     rest: list[str] = []
     if "--" in args_in:
