@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextvars
 import os
+import stat
 import sys
 from typing import Optional
 
 #: While a program is loaded for the program cache: the (path, SHA-256) of
 #: every file the front end reads (libraries, a workload file, a trace).
-_READS: contextvars.ContextVar[Optional[list[tuple[str, str]]]] = \
+_READS: contextvars.ContextVar[Optional[list[tuple[str, Optional[str]]]]] = \
     contextvars.ContextVar("serq_reads", default=None)
 
 
@@ -73,25 +74,41 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_digest(path: str) -> Optional[str]:
+    """The SHA-256 of the bytes of the regular file `path`, or None when it
+    is not one (a pipe is not opened: its bytes are for its reader) or
+    cannot be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            return digest(f.read())
+    except OSError:
+        return None
+
+
 def note_read(path: str, data: Optional[bytes] = None) -> None:
     """The front end read the file `path` (its bytes `data`, or read here
-    when not given): remembered while a program is loaded for the cache."""
+    when not given): remembered while a program is loaded for the cache. A
+    file that is not a regular file (a pipe) is remembered as unknown
+    (None), never read here: such a load is not cached."""
     reads = _READS.get()
     if reads is None:
         return
     if data is None:
+        known = file_digest(path)
+    else:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:  # the reader reports it; such a load is not cached
-            return
-    reads.append((os.path.abspath(path), digest(data)))
+            known = digest(data) if stat.S_ISREG(os.stat(path).st_mode) else None
+        except OSError:
+            known = None
+    reads.append((os.path.abspath(path), known))
 
 
-def recording() -> tuple[list[tuple[str, str]], contextvars.Token]:
+def recording() -> tuple[list[tuple[str, Optional[str]]], contextvars.Token]:
     """Start remembering the files read (in this context): the list and the
     token that `stop_recording` takes."""
-    reads: list[tuple[str, str]] = []
+    reads: list[tuple[str, Optional[str]]] = []
     return reads, _READS.set(reads)
 
 

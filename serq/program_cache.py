@@ -28,17 +28,21 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import stat
 import sys
 from typing import Any, Optional
 
 from . import __version__, ir
-from .caches import (cache_dir, digest, grammar_dir, recording, stop_recording,
-                     write_atomic)
+from .caches import (cache_dir, digest, file_digest, grammar_dir, recording,
+                     stop_recording, write_atomic)
 
 #: Bump when the form of an entry changes.
 _FORMAT = 1
 #: Entries kept: past this many, writing one removes the least recently written.
 MAX_ENTRIES = 256
+#: A program file larger than this is not looked up (the front end refuses
+#: anything over `serq.frontend.source.MAX_SOURCE_BYTES`, far below).
+READ_LIMIT = 1 << 22
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,12 +53,10 @@ def load(path: str, **options: Any) -> ir.Program:
     folder = cache_dir()
     if folder is None:
         return _fresh(path, options)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        slot, key = _keys(path, data, options)
-    except Exception:  # unreadable (the load says why) or an option without a repr
+    keys = _lookup_keys(path, options)
+    if keys is None:
         return _fresh(path, options)
+    slot, key = keys
     entry = os.path.join(folder, "programs", f"{slot}.pickle")
     program = read_entry(entry, key, os.path.abspath(path))
     if program is not None:
@@ -73,9 +75,25 @@ def _fresh(path: str, options: dict[str, Any]) -> ir.Program:
     return api_load(path, **options)
 
 
+def _lookup_keys(path: str, options: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """`_keys` of the program file, or None when it is not looked up: a
+    pipe (opened once, by the load), a file too large, one that cannot be
+    read (the load says why), an option without a stable repr."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > READ_LIMIT:
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+        return _keys(path, data, options)
+    except Exception:
+        return None
+
+
 def _keys(path: str, data: bytes, options: dict[str, Any]) -> tuple[str, str]:
     """The entry's name (what the load was asked) and its key (what it read)."""
-    asked = repr((_FORMAT, path, os.path.abspath(path), os.getcwd(), sorted(options.items())))
+    asked = repr((_FORMAT, path, os.path.abspath(path), os.path.realpath(path), os.getcwd(),
+                  sorted(options.items())))
     slot = digest(asked.encode())[:32]
     made_of = repr((asked, __version__, sys.version, sys.implementation.cache_tag,
                     pickle.HIGHEST_PROTOCOL, sources_stamp(), digest(data)))
@@ -112,20 +130,20 @@ def read_entry(entry: str, key: str, main: str) -> Optional[ir.Program]:
             if stored_key != key:
                 return None
             for path, was in reads:
-                if path != main:
-                    with open(path, "rb") as dep:
-                        if digest(dep.read()) != was:
-                            return None
+                if path != main and file_digest(path) != was:
+                    return None
             program = pickle.load(f)
     except Exception:  # missing, damaged or stale: load the program afresh
         return None
     return program if isinstance(program, ir.Program) else None
 
 
-def _write_entry(entry: str, key: str, reads: list[tuple[str, str]],
+def _write_entry(entry: str, key: str, reads: list[tuple[str, Optional[str]]],
                  program: ir.Program) -> None:
     """Write the entry (key and files read, then the program); give up
-    silently on any error."""
+    silently on any error, and when a file read cannot be checked again (a pipe)."""
+    if any(was is None for _, was in reads):
+        return
     try:
         buf = io.BytesIO()
         pickle.dump((key, sorted(set(reads))), buf, protocol=pickle.HIGHEST_PROTOCOL)

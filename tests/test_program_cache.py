@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -155,6 +156,41 @@ def test_bad_program_is_not_cached(tmp_path, cache, capsys, monkeypatch):
     os.remove(tmp_path / "lib.sq")  # a library that is missing: the same
     missing = _run(capsys, "main.sq")
     assert missing[0] == 1 and "lib.sq" in missing[2] and _entries(cache) == []
+
+
+def _through_fifo(path, text):
+    """`path` becomes a named pipe that a thread writes `text` into once."""
+    os.mkfifo(path)
+
+    def write():
+        with open(path, "w") as f:
+            f.write(text)
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_pipes_are_read_once_and_not_cached(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    expected = _run(capsys, "main.sq", "--json")
+    os.remove(cache / "programs" / os.listdir(cache / "programs")[0])
+    trace = (tmp_path / "t.csv").read_text()
+    for _ in range(2):  # a trace from a pipe: the same report, nothing cached
+        writer = _through_fifo(tmp_path / "pipe.csv", trace)
+        assert _run(capsys, "main.sq", "--json", "--trace", "pipe.csv") == expected
+        writer.join()
+        os.remove(tmp_path / "pipe.csv")
+    assert _entries(cache) == []
+    writer = _through_fifo(tmp_path / "pipe.sq", MAIN)  # the program from a pipe
+    assert _run(capsys, "pipe.sq", "--json") == expected
+    writer.join()
+    assert _entries(cache) == []
+
+
+def test_large_files_are_left_to_the_front_end():
+    from serq.frontend.source import MAX_SOURCE_BYTES
+    assert program_cache.READ_LIMIT >= MAX_SOURCE_BYTES  # a file it skips is refused anyway
 
 
 def test_cache_off(tmp_path, capsys, monkeypatch):
