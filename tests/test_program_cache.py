@@ -10,15 +10,18 @@ end (nor anything else it does not need).
 """
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import warnings
 
 import pytest
 
 from serq import cli, program_cache
+from serq.errors import SerqError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRACE = os.path.join(ROOT, "tests", "data", "trace_short.csv")
@@ -186,6 +189,23 @@ def test_pipes_are_read_once_and_not_cached(tmp_path, cache, capsys, monkeypatch
     assert _run(capsys, "pipe.sq", "--json") == expected
     writer.join()
     assert _entries(cache) == []
+
+
+def test_loads_print_nothing(capsys):
+    # what makes a cached load print what a fresh one prints: a load that succeeds
+    # writes nothing and warns nothing (else the cache would have to replay it)
+    examples = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True))
+    loaded = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for path in examples:
+            try:
+                program_cache._fresh(path, {"need_horizon": False})
+                loaded += 1
+            except SerqError:
+                pass
+    assert loaded > 30 and caught == []
+    assert capsys.readouterr() == ("", "")
 
 
 def test_large_files_are_left_to_the_front_end():
