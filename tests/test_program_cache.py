@@ -240,7 +240,7 @@ def test_run_imports_only_what_it_needs(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textx', 'arpeggio', "
             "'pandas', 'pyarrow', 'matplotlib', 'scipy', 'tqdm') or m.startswith(("
             "'serq.frontend', 'serq.study.', 'serq.report.text_report', 'serq.report.dump', "
-            "'serq.report.frames', 'serq.runtime.ticker')) and m != 'serq.study.cli'))")
+            "'serq.report.frames')) and m != 'serq.study.cli'))")
     env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     path = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
     runs = [subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,

@@ -36,6 +36,7 @@ from .legs import Legs
 from .process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from .stages import Delay, Fifo, Ps, Stage
+from .ticker import Ticker
 
 #: `progress(now)` or `progress(now, events)`, called from a helper thread
 #: about four times a second of wall time (`ticker.Ticker`).
@@ -506,10 +507,7 @@ class Simulation:
         elif wl.arrival in ("batch", "closed"):
             for _ in range(wl.count):
                 self.create_session()
-        ticker = None
-        if self.progress is not None:
-            from .ticker import Ticker
-            ticker = Ticker(self, self.progress).start()
+        ticker = None if self.progress is None else Ticker(self, self.progress).start()
         try:
             from .watchdog import watched_loop
             watched_loop(self)
