@@ -234,13 +234,15 @@ def test_old_entries_are_pruned(tmp_path, cache, capsys, monkeypatch):
 
 
 def test_run_imports_only_what_it_needs(tmp_path):
-    # the command line's parser takes the study options from serq.study.cli (a light module)
+    # the command line's parser takes the study options from serq.study.cli (a light
+    # module); a short run draws too little to need randomgen (serq.runtime.rng)
     code = ("import sys; from serq.cli import main; rc = main(['run', sys.argv[1], '--json', "
             "'--horizon', '10']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textx', 'arpeggio', "
-            "'pandas', 'pyarrow', 'matplotlib', 'scipy', 'tqdm') or m.startswith(("
+            "'pandas', 'pyarrow', 'matplotlib', 'scipy', 'tqdm', 'randomgen', 'hashlib', "
+            "'decimal', 'traceback') or m.startswith(("
             "'serq.frontend', 'serq.study.', 'serq.report.text_report', 'serq.report.dump', "
-            "'serq.report.frames')) and m != 'serq.study.cli'))")
+            "'serq.report.frames', 'numpy.random')) and m != 'serq.study.cli'))")
     env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     path = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
     runs = [subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,

@@ -40,3 +40,23 @@ def test_numpy_starts_no_blas_threads(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, MG1], capture_output=True, text=True,
                          check=True, env=env)
     assert out.stdout.strip().splitlines()[-1] == "1"
+
+
+def test_plain_decimal_writes_what_decimal_writes():
+    # the report's numbers were written with format(Decimal(repr(x)), "f"); the
+    # replacement (no `decimal` import at start) must write the same characters
+    import math
+    import random
+    import struct
+    from decimal import Decimal
+
+    from serq.report.json_report import plain_decimal
+    r = random.Random(7)
+    values = [0.0, -0.0, 1e16, 1e-7, 1.5e16, -2.5e-8, 1e22, 5e-324, 1.7976931348623157e308,
+              2.2250738585072014e-308, 0.1, 1e15, 9999999999999998.0, 1e-5, 1e-4]
+    for _ in range(50000):
+        bits = struct.unpack("d", struct.pack("Q", r.getrandbits(64)))[0]
+        values += [bits] if math.isfinite(bits) else []
+        values.append(r.uniform(-1e6, 1e6) * 10.0 ** r.randint(-30, 30))
+    for v in values:
+        assert plain_decimal(repr(v)) == format(Decimal(repr(v)), "f"), repr(v)
