@@ -80,3 +80,20 @@ def test_randomgen_only_when_a_run_draws_much():
                          ([MG1, "--json"], longer)):
         from_randomgen, _ = _run(args, first="import serq.runtime.rng as r; r.load_randomgen(); ")
         assert from_randomgen == report  # the same report byte for byte
+
+
+def test_the_budget_and_a_missing_randomgen(monkeypatch):
+    monkeypatch.setattr(rng, "_RG", None)
+    monkeypatch.setattr(rng, "_spent", 0.0)
+    monkeypatch.setattr(rng, "_rg_missing", True)  # randomgen cannot be imported
+    for _ in range(100):  # far past the budget: still the pure and numpy sources
+        assert rng._source(8) is rng._PURE and rng._source(16) is rng._PURE
+        assert rng._source(24) is rng._NUMPY and rng._source(1024) is rng._NUMPY
+    if rng.HAVE_RANDOMGEN:
+        monkeypatch.setattr(rng, "_rg_missing", False)
+        monkeypatch.setattr(rng, "_spent", 0.0)
+        spent = 0
+        while rng._source(1024) is rng._NUMPY:  # until the budget is spent
+            spent += 1
+        assert spent == round(rng._START_BUDGET / rng._COST_NUMPY)
+        assert rng._source(8) is rng._RG is not None  # from then on, randomgen for all

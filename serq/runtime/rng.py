@@ -17,9 +17,8 @@ used from several threads (the shared generator is locked).
 from __future__ import annotations
 
 import threading
-from typing import Callable, Sequence
-
 from importlib.util import find_spec
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -215,7 +214,8 @@ _PURE_BLOCKS = 2       # fetches of at most this many blocks use the pure-Python
 _COST_PURE_BLOCK = 35e-6
 _COST_NUMPY = 350e-6
 _spent = 0.0
-_RG: tuple | None = None  # randomgen's (u64, f64) fetches, once imported
+_RG: Optional[tuple] = None  # randomgen's (u64, f64) fetches, once imported
+_rg_missing = not HAVE_RANDOMGEN
 _LOCK = threading.Lock()
 
 
@@ -225,32 +225,27 @@ def _source(n: int) -> tuple:
     if _RG is not None:
         return _RG
     blocks = n >> 3
-    cost = blocks * _COST_PURE_BLOCK if blocks <= _PURE_BLOCKS else _COST_NUMPY
-    if _spent + cost <= _START_BUDGET or not HAVE_RANDOMGEN:
-        _spent += cost
-        return _PURE if blocks <= _PURE_BLOCKS else _NUMPY
-    return load_randomgen()
+    small = blocks <= _PURE_BLOCKS
+    cost = blocks * _COST_PURE_BLOCK if small else _COST_NUMPY
+    if _spent + cost > _START_BUDGET and not _rg_missing:
+        rg = load_randomgen()
+        if rg is not None:
+            return rg
+    _spent += cost
+    return _PURE if small else _NUMPY
 
 
-def load_randomgen() -> tuple:
-    """Import randomgen now (if it is installed); the fetches every stream
-    uses from then on: randomgen's, else the pure-Python and numpy ones."""
-    global _RG
+def load_randomgen() -> Optional[tuple]:
+    """Import randomgen now: its (u64, f64) fetches, which every stream uses
+    from then on; None when it cannot be imported."""
+    global _RG, _rg_missing
     with _LOCK:
-        if _RG is None:
+        if _RG is None and not _rg_missing:
             try:
                 _RG = _randomgen_fetches()
             except ImportError:  # pragma: no cover - depends on the environment
-                _RG = (_pick_u64, _pick_f64)
+                _rg_missing = True
     return _RG
-
-
-def _pick_u64(key: list[int], block: int, n: int) -> list[int]:
-    return (_PURE if n >> 3 <= _PURE_BLOCKS else _NUMPY)[0](key, block, n)
-
-
-def _pick_f64(key: list[int], block: int, n: int) -> Sequence[float]:
-    return (_PURE if n >> 3 <= _PURE_BLOCKS else _NUMPY)[1](key, block, n)
 
 
 def _randomgen_fetches() -> tuple:
