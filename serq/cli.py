@@ -198,9 +198,10 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
-    # numpy's OpenBLAS otherwise starts a thread per core at import, which spin for
-    # ~40 ms of CPU time; the command does no linear algebra (a user's setting stays)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if argv is None:  # the process is the command (not a call from a program):
+        # numpy's OpenBLAS otherwise starts a thread per core at import, which spin
+        # for ~40 ms of CPU time; the command does no linear algebra (a setting stays)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args_in = list(sys.argv[1:] if argv is None else argv)
     rest: list[str] = []
     if "--" in args_in:
