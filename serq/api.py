@@ -110,7 +110,6 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
                                  arrivals=arrivals)
     from .deep import call_deep
     from .errors import SerqError
-    from .runtime.policy_failure import policy_failure
     sim = None
     try:
         sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
@@ -119,6 +118,7 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     except SerqError:
         raise
     except Exception as exc:
+        from .runtime.policy_failure import policy_failure  # (imports traceback, inspect)
         err = policy_failure(exc, policies, sim.env.now if sim is not None else 0.0)
         if err is None:
             raise

@@ -8,6 +8,7 @@ docs/guide/limits.md); the main thread's limits are left as they are.
 """
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from typing import Any, Callable, TypeVar
@@ -27,6 +28,7 @@ def call_deep(fn: Callable[..., T], *args: Any, **kw: Any) -> T:
     if getattr(_local, "deep", False):
         return fn(*args, **kw)
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the caller's context variables (serq.caches)
 
     go = threading.Event()
 
@@ -34,7 +36,7 @@ def call_deep(fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         go.wait()  # the recursion limit is raised first
         _local.deep = True
         try:
-            box["value"] = fn(*args, **kw)
+            box["value"] = context.run(fn, *args, **kw)
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
 

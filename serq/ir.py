@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Union
 
+from .nodes import node
+
 
 @dataclass(frozen=True)
 class Pos:
@@ -30,38 +32,38 @@ class Pos:
 # --------------------------------------------------------------------------
 
 
-@dataclass
+@node
 class Expr:
     """Base class of expressions."""
 
 
-@dataclass
+@node
 class Num(Expr):
     """A number (a literal, a folded constant, `inf`)."""
 
     value: float
 
 
-@dataclass
+@node
 class Now(Expr):
     """The simulation clock."""
 
 
-@dataclass
+@node
 class Attr(Expr):
     """A session attribute of the session evaluating the expression."""
 
     name: str
 
 
-@dataclass
+@node
 class Ctx(Expr):
     """A context variable supplied at the expression's moment (`present`, ...)."""
 
     name: str
 
 
-@dataclass
+@node
 class Unary(Expr):
     """Prefix operator: `-` (negation) or `!` (logical not, 0/1)."""
 
@@ -69,7 +71,7 @@ class Unary(Expr):
     operand: Expr
 
 
-@dataclass
+@node
 class Binary(Expr):
     """Infix operator: + - * / ^ < <= > >= == != && ||."""
 
@@ -78,7 +80,7 @@ class Binary(Expr):
     right: Expr
 
 
-@dataclass
+@node
 class Cond(Expr):
     """`c ? a : b`: only the chosen branch is evaluated."""
 
@@ -87,7 +89,7 @@ class Cond(Expr):
     other: Expr
 
 
-@dataclass
+@node
 class Call(Expr):
     """An arithmetic function: min max abs floor ceil sqrt exp ln pow."""
 
@@ -95,7 +97,7 @@ class Call(Expr):
     args: list[Expr]
 
 
-@dataclass
+@node
 class Draw(Expr):
     """`~dist(args)`: dist is exp det uniform erlang h2 bernoulli."""
 
@@ -103,7 +105,7 @@ class Draw(Expr):
     args: list[Expr]
 
 
-@dataclass
+@node
 class Ref:
     """A reference to a stage or a pool family member.
 
@@ -117,7 +119,7 @@ class Ref:
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Observable(Expr):
     """A read of live state: queue busy work est_lambda est_rho est_wait price
     (stages), used free cachedin holders queued (pools), budget_left.
@@ -129,7 +131,7 @@ class Observable(Expr):
     args: list[Expr] = field(default_factory=list)
 
 
-@dataclass
+@node
 class ObsAggregate(Expr):
     """An `at end` claim's aggregate of an observation (Part 06 §8.2):
     fn is total, count, largest, smallest or prefix_total."""
@@ -143,19 +145,21 @@ class ObsAggregate(Expr):
 # --------------------------------------------------------------------------
 
 
-@dataclass
+@node
 class Stmt:
     """Base class of statements; `pos` is where the statement is written."""
 
 
-@dataclass
+@node
 class Set(Stmt):
+    """`set name = value;`: assign a session attribute."""
+
     name: str
     value: Expr
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Observe(Stmt):
     """Record a sample. `is_test` marks an outermost comparison/&&/||/! (text
     report note, Part 06 §2)."""
@@ -166,7 +170,7 @@ class Observe(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Turn(Stmt):
     """`turn;`: increment turn_no, count, load the trace turn, run the
     workload's turn block (the server statements of shape T follow as
@@ -175,12 +179,14 @@ class Turn(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class End(Stmt):
+    """`end;`: the session ends here."""
+
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class If(Stmt):
     """`branch (g)` / `if (g)`: the guard must be exactly 0 or 1 at run time.
 
@@ -195,21 +201,25 @@ class If(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Loop(Stmt):
+    """`loop { … }`: the body repeated until an `end` (or the horizon)."""
+
     body: list[Stmt]
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class While(Stmt):
+    """`while (guard) { … }`; `text` is the guard as written (for run-time errors)."""
+
     guard: Expr
     body: list[Stmt]
     text: str = ""
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Fork(Stmt):
     """`fork { … }`: `body` runs as a leg of the session, beside it, on a copy
     of its attributes and a stream of its own; `number` counts the program's
@@ -220,14 +230,14 @@ class Fork(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Join(Stmt):
     """`join;`: wait until every leg the session forked so far has ended."""
 
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Choose(Stmt):
     """`choose name in count by (keys...)`."""
 
@@ -238,7 +248,7 @@ class Choose(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Run(Stmt):
     """A job: `run S (w)` (one stage) or `run A, B (w)` (a flow over several
     ps stages). `mode` is None, "prefill" or "decode" (step stages);
@@ -252,7 +262,7 @@ class Run(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class RequestBegin(Stmt):
     """Start of one request (a `request;` expansion, or the server statements
     after a `turn;` in shape T): the client series start here."""
@@ -260,14 +270,14 @@ class RequestBegin(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class RequestEnd(Stmt):
     """End of the request opened by the matching RequestBegin."""
 
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class HoldPool:
     """One pool of a hold: `P (units) [reserve (r)]` (Admit moment; `ref`'s
     index is evaluated at the Session moment, when the hold is reached).
@@ -284,7 +294,7 @@ class HoldPool:
     static: bool = True
 
 
-@dataclass
+@node
 class Lease:
     """`lease P (t)`: P's allocation outlives the scope for t (Session moment,
     read at scope end)."""
@@ -293,7 +303,7 @@ class Lease:
     duration: Expr
 
 
-@dataclass
+@node
 class Hold(Stmt):
     """`hold P (u) [reserve (r)], … [reuse (ρ)] { body } [cache (ℓ)] [lease P (t)]`.
 
@@ -312,7 +322,7 @@ class Hold(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Grow(Stmt):
     """`grow P (d)`: the innermost hold on P grows by d. `text` is the
     statement as written, in backticks ("`grow kv (d)`")."""
@@ -323,7 +333,7 @@ class Grow(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Drop(Stmt):
     """`drop P`: remove the session's own cache entry from P."""
 
@@ -331,7 +341,7 @@ class Drop(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Release(Stmt):
     """`release P`: the innermost hold on P releases it, or a lease of P ends."""
 
@@ -339,7 +349,7 @@ class Release(Stmt):
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Load(Stmt):
     """`load P (n)`: the innermost hold's position on P advances by n. `text`
     is the statement as written, in backticks ("`load kv (n)`")."""
@@ -355,7 +365,7 @@ class Load(Stmt):
 # --------------------------------------------------------------------------
 
 
-@dataclass
+@node
 class Spill:
     """`spill T via L (w) when (p)` (Evict moment expressions)."""
 
@@ -365,7 +375,7 @@ class Spill:
     when: Expr
 
 
-@dataclass
+@node
 class Pool:
     """A pool family (Part 03 §2). `size` None for a single pool.
 
@@ -395,12 +405,12 @@ class Pool:
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class IterStmt:
     """Base class of the statements of an `iteration { … }` body (Part 04 §9)."""
 
 
-@dataclass
+@node
 class IServe(IterStmt):
     """`serve [only (p)] [order]`: keys None for admission order."""
 
@@ -408,7 +418,7 @@ class IServe(IterStmt):
     keys: Optional[list[Expr]] = None
 
 
-@dataclass
+@node
 class IAdmit(IterStmt):
     """`admit [only (p)] [while (e)]`."""
 
@@ -416,7 +426,7 @@ class IAdmit(IterStmt):
     cond: Optional[Expr] = None
 
 
-@dataclass
+@node
 class IIf(IterStmt):
     """`branch (e) { … } [else { … }]` in an iteration body (Plan moment)."""
 
@@ -426,7 +436,7 @@ class IIf(IterStmt):
     text: str = ""
 
 
-@dataclass
+@node
 class ISet(IterStmt):
     """`set x = e` on a register (Plan moment)."""
 
@@ -434,7 +444,7 @@ class ISet(IterStmt):
     value: Expr
 
 
-@dataclass
+@node
 class Step:
     """The clauses of a step stage (Part 04 §5).
 
@@ -456,7 +466,7 @@ class Step:
     iteration: Optional[list[IterStmt]] = None
 
 
-@dataclass
+@node
 class Stage:
     """A stage family. `size` is None for a single stage, N for `S[N]`.
 
@@ -474,7 +484,7 @@ class Stage:
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Claim:
     """`claim NAME [given (g)] : every|some iteration of S (e)` or `at end (e)`.
 
@@ -492,22 +502,26 @@ class Claim:
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class Gauge:
+    """`gauge name = value;`: a function of the deployment's state, reported over time."""
+
     name: str
     value: Expr
     pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class TraceTurn:
+    """One turn of a trace corpus row: new and output tokens, think time, forced."""
+
     new: float
     out: float
     think: float
     forced: float
 
 
-@dataclass
+@node
 class Trace:
     """A trace corpus, read at link time: `sessions` is the list of corpus
     sessions, each a list of turns in file order."""
@@ -517,7 +531,7 @@ class Trace:
     sessions: list[list[TraceTurn]]
 
 
-@dataclass
+@node
 class Workload:
     """The arrival process and the workload blocks.
 
@@ -535,15 +549,17 @@ class Workload:
     pos: Optional[Pos] = None  # the `arrive` clause
 
 
-@dataclass
+@node
 class Settings:
+    """The `run { … }` settings: horizon, warm-up, seed, arrivals limit."""
+
     horizon: Optional[float] = None
     warmup: float = 0.0
     seed: int = 1
     arrivals: Optional[int] = None
 
 
-@dataclass
+@node
 class Program:
     """A linked kernel program.
 

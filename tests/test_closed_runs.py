@@ -1,4 +1,4 @@
-"""Closed runs of engine iterations change nothing (serq/runtime/burst.py).
+"""Closed runs of engine iterations change nothing (serq/runtime/burst.py, serq/runtime/closed.py).
 
 Between events of the rest of the model an engine plans its default body
 itself and runs whole stretches of iterations inline (`_closed`), long ones
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import serq
-import serq.runtime.burst as burst_mod
+import serq.runtime.closed as burst_mod
 from serq.report.json_report import to_dict
 from serq.runtime.engine import StepStage
 from serq.runtime.simulation import Simulation
@@ -41,8 +41,8 @@ def counted(monkeypatch):
     """Counts what the closed runs did: iterations run as one vector, holds
     grown while planning."""
     seen = {"stretched": 0, "grown": 0}
-    stretch = burst_mod.Burst._stretch
-    plan = burst_mod.Burst._plan_closed
+    stretch = burst_mod.ClosedRuns._stretch
+    plan = burst_mod.ClosedRuns._plan_closed
 
     def counting_stretch(self, *args):
         m = stretch(self, *args)
@@ -57,8 +57,8 @@ def counted(monkeypatch):
             seen["grown"] += 1
         return out
 
-    monkeypatch.setattr(burst_mod.Burst, "_stretch", counting_stretch)
-    monkeypatch.setattr(burst_mod.Burst, "_plan_closed", counting_plan)
+    monkeypatch.setattr(burst_mod.ClosedRuns, "_stretch", counting_stretch)
+    monkeypatch.setattr(burst_mod.ClosedRuns, "_plan_closed", counting_plan)
     return seen
 
 
@@ -150,3 +150,34 @@ def test_quick_runs_move_runs_both_ways(monkeypatch):
     for seed in range(12):
         Simulation(serq.load(source=program(seed))).run()
     assert seen["whole"] > 100 and seen["each"] > 100, seen
+
+
+def test_several_engines_keep_their_plans_and_relay(monkeypatch):
+    """Four replicas (examples/multi-turn/replica.sq): an engine goes on
+    from the plan of the iteration it launched when only engines' own
+    iterations happened meanwhile (`kept`), a burst hands over to the engine
+    whose iteration ends next (relay) instead of returning to the event
+    loop, and holds grow inline -- and the report is the event loop's."""
+    from serq.runtime.burst import Burst
+    prog = serq.load("examples/multi-turn/replica.sq")
+    prog.settings = serq.api.settings_for(prog, horizon=150.0, warmup=20.0)
+    slow, _ = _report(prog, True)
+    seen = {"plan": 0, "end": 0}
+    plan, end = burst_mod.ClosedRuns._plan_closed, Burst._end
+
+    def counting_plan(self):
+        seen["plan"] += 1
+        return plan(self)
+
+    def counting_end(self, ev):
+        seen["end"] += 1
+        return end(self, ev)
+
+    monkeypatch.setattr(burst_mod.ClosedRuns, "_plan_closed", counting_plan)
+    monkeypatch.setattr(Burst, "_end", counting_end)
+    fast, sim = _report(prog, False)
+    assert fast == slow
+    iterations = sum(st.iterations for st in sim.step_list)
+    assert iterations > 30_000
+    assert seen["plan"] < iterations / 4, (seen, iterations)
+    assert seen["end"] < iterations / 4, (seen, iterations)

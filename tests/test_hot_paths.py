@@ -50,7 +50,7 @@ def test_whole_steps_match_the_loop():
     # the loop's value after every step j up to it
     from types import SimpleNamespace
 
-    from serq.runtime.burst import EPS, _whole_steps
+    from serq.runtime.closed import EPS, _whole_steps
     rng = random.Random(11)
     values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
     values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]

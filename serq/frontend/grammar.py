@@ -14,8 +14,8 @@ recipe (the class is re-created by textX's own code, then its attributes
 are set back). Any failure to read or write the cache falls back to
 building the metamodel (the cache is an optimisation, never a requirement).
 
-`SERQ_CACHE_DIR` chooses the cache directory; set to an empty string it
-turns the cache off.
+`SERQ_CACHE_DIR` chooses the cache directory (`serq.caches.cache_dir`);
+set to an empty string it turns the cache off.
 """
 from __future__ import annotations
 
@@ -25,35 +25,14 @@ import os
 import pickle
 import sys
 import types
-from typing import Any, Optional
+from typing import Any
+
+from ..caches import cache_dir, grammar_dir, write_atomic
+
+__all__ = ["build", "cache_dir", "cache_key", "grammar_dir", "load"]
 
 #: Bump when the pickled form changes.
 _FORMAT = 1
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def grammar_dir() -> str:
-    """The directory of the `.tx` files: `serq/grammar` in an installed
-    package, the repository's `metamodel/` in a source checkout."""
-    packaged = os.path.join(os.path.dirname(_HERE), "grammar")
-    if os.path.isfile(os.path.join(packaged, "program.tx")):
-        return packaged
-    return os.path.join(os.path.dirname(os.path.dirname(_HERE)), "metamodel")
-
-
-def cache_dir() -> Optional[str]:
-    """Where built metamodels are kept, or None when caching is off."""
-    env = os.environ.get("SERQ_CACHE_DIR")
-    if env is not None:
-        return env or None
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~")
-    elif sys.platform == "darwin":
-        base = os.path.join(os.path.expanduser("~"), "Library", "Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "serq-simpy")
 
 
 def build(root: str) -> Any:
@@ -101,20 +80,11 @@ def load(root: str = "program") -> Any:
 def _store(mm: Any, folder: str, path: str) -> None:
     """Write the pickled metamodel atomically; give up silently on any error."""
     try:
-        import tempfile
         buf = io.BytesIO()
         _Pickler(buf, mm).dump(mm)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(buf.getvalue())
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
     except Exception:
-        pass
+        return
+    write_atomic(folder, path, buf.getvalue())
 
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from ..caches import note_read
 from ..errors import ParseError
 from ..ir import Pos
 
@@ -25,6 +26,7 @@ def read_source(path: str, label: str) -> str:
             data = f.read()
     except OSError as e:
         raise ParseError(f"cannot read `{label}`: {e.strerror or e}") from None
+    note_read(path, data)  # for the program cache (serq.program_cache)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -6,20 +6,21 @@ Every node carries the source position (`ir.Pos`) it was written at.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
 from ..ir import Pos
+from ..nodes import node
 
 
 # ----------------------------------------------------------------- expressions
-@dataclass
+@node
 class ENum:
     value: float
     pos: Pos
 
 
-@dataclass
+@node
 class EName:
     """A name, an indexed member `s[j]`, or a dotted read `Q.x` (fields)."""
 
@@ -29,21 +30,21 @@ class EName:
     fields: tuple[str, ...] = ()
 
 
-@dataclass
+@node
 class ECall:
     fn: str
     args: list["Expr"]
     pos: Pos
 
 
-@dataclass
+@node
 class EDraw:
     dist: str
     args: list["Expr"]
     pos: Pos
 
 
-@dataclass
+@node
 class EAgg:
     op: str
     var: str
@@ -53,14 +54,14 @@ class EAgg:
     var_pos: Pos
 
 
-@dataclass
+@node
 class EUnary:
     op: str
     operand: "Expr"
     pos: Pos
 
 
-@dataclass
+@node
 class EBinary:
     op: str
     left: "Expr"
@@ -68,7 +69,7 @@ class EBinary:
     pos: Pos
 
 
-@dataclass
+@node
 class ECond:
     cond: "Expr"
     then: "Expr"
@@ -80,7 +81,7 @@ Expr = Union[ENum, EName, ECall, EDraw, EAgg, EUnary, EBinary, ECond]
 
 
 # ------------------------------------------------------------------ statements
-@dataclass
+@node
 class SBase:
     """Base of statements. `via` lists the definition expansions a statement
     came through: (note, positions of the definition's body), innermost first,
@@ -89,7 +90,7 @@ class SBase:
     via: tuple = field(default=(), kw_only=True, compare=False)
 
 
-@dataclass
+@node
 class SSet(SBase):
     name: str
     value: Expr
@@ -97,7 +98,7 @@ class SSet(SBase):
     name_pos: Pos
 
 
-@dataclass
+@node
 class SObserve(SBase):
     name: str
     value: Expr
@@ -105,12 +106,12 @@ class SObserve(SBase):
     name_pos: Pos
 
 
-@dataclass
+@node
 class STurn(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SRequest(SBase):
     """`request;` or `request GW;`; `route` is the gateway's route once the
     queue pass has expanded it (Part 05 §2.7)."""
@@ -120,12 +121,12 @@ class SRequest(SBase):
     route: Optional[list] = None
 
 
-@dataclass
+@node
 class SEnd(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SIf(SBase):
     """`branch (g)`, `branch with (p)` (with_=True) or `if (g)`."""
 
@@ -137,20 +138,20 @@ class SIf(SBase):
     with_: bool = False
 
 
-@dataclass
+@node
 class SLoop(SBase):
     body: list["Stmt"]
     pos: Pos
 
 
-@dataclass
+@node
 class SWhile(SBase):
     guard: Expr
     body: list["Stmt"]
     pos: Pos
 
 
-@dataclass
+@node
 class SChoose(SBase):
     name: str
     count: Expr
@@ -159,7 +160,7 @@ class SChoose(SBase):
     name_pos: Pos
 
 
-@dataclass
+@node
 class SRun(SBase):
     stages: list[EName]
     mode: Optional[str]
@@ -168,7 +169,7 @@ class SRun(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SMark(SBase):
     """Start ("begin") or end ("end") of a request's server statements."""
 
@@ -176,7 +177,7 @@ class SMark(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SUse(SBase):
     """A statement `f(args);`: a use of a statement definition."""
 
@@ -185,7 +186,7 @@ class SUse(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SHoldPool:
     """One pool of a hold header: `P (units) [reserve (r)]`."""
 
@@ -194,7 +195,7 @@ class SHoldPool:
     reserve: Optional[Expr] = None
 
 
-@dataclass
+@node
 class SBinding:
     """`x = e` of `at admission (…)`."""
 
@@ -203,7 +204,7 @@ class SBinding:
     pos: Pos
 
 
-@dataclass
+@node
 class SHold(SBase):
     """`hold P (u) [reserve (r)], … [reuse (ρ)] [at admission (…)] { body }
     [cache (ℓ)] [lease P (t)]` (Part 03 §4.1)."""
@@ -219,7 +220,7 @@ class SHold(SBase):
     text: str = ""  # the header as written, set before bindings are substituted
 
 
-@dataclass
+@node
 class SPoolStmt(SBase):
     """`grow P (d);`, `load P (n);`, `drop P;` or `release P;` (Part 03 §5);
     `amount` is None for drop and release."""
@@ -230,7 +231,7 @@ class SPoolStmt(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SServing(SBase):
     """A serving form `prefill W;`, `decode[j] W growing P;`, `tool on S (W);`
     (Part 05 §1). `site` is where the form is resolved: the position of the
@@ -250,7 +251,7 @@ class SServing(SBase):
     entry: Optional["EntryContext"] = None      # set when expanded from a queue entry
 
 
-@dataclass
+@node
 class EntryContext:
     """What a serving form expanded from a queue entry resolves against
     (Part 05 §1.3 rule 2): the queue's own stage as a member reference, and
@@ -261,7 +262,7 @@ class EntryContext:
     step: bool
 
 
-@dataclass
+@node
 class SCall(SBase):
     """`Q[i].verb (args) [from S[k]] [to P (m)];` (Part 05 §2.5)."""
 
@@ -277,7 +278,7 @@ class SCall(SBase):
     verb_pos: Pos
 
 
-@dataclass
+@node
 class SMarkTime(SBase):
     """`mark x;`: `set Q.x = now;` in queue `Q`'s entry (Part 05 §2.8)."""
 
@@ -286,7 +287,7 @@ class SMarkTime(SBase):
     name_pos: Pos
 
 
-@dataclass
+@node
 class SFork(SBase):
     """`fork { … }`: the body runs as a leg beside the session."""
 
@@ -294,7 +295,7 @@ class SFork(SBase):
     pos: Pos
 
 
-@dataclass
+@node
 class SJoin(SBase):
     """`join;`: wait for every leg forked so far."""
 
@@ -306,7 +307,7 @@ Stmt = Union[SSet, SObserve, STurn, SRequest, SEnd, SIf, SLoop, SWhile, SChoose,
 
 
 # ------------------------------------------- step stages, schedules (Part 04)
-@dataclass
+@node
 class SOrder:
     """A serving order: `admission`, `decode first` ("first") or `by (keys)`."""
 
@@ -315,7 +316,7 @@ class SOrder:
     pos: Pos
 
 
-@dataclass
+@node
 class TServe:
     """`serve [only (p)] [order]` (kernel) or `advance running …` (engine)."""
 
@@ -326,7 +327,7 @@ class TServe:
     pos: Pos
 
 
-@dataclass
+@node
 class TAdmit:
     """`admit [only (p)] [while (e)]` (kernel) or `admit waiting …` (engine)."""
 
@@ -337,7 +338,7 @@ class TAdmit:
     pos: Pos
 
 
-@dataclass
+@node
 class TExclusive:
     """`exclusive prefill [each at most (c)];` of an engine's schedule."""
 
@@ -345,7 +346,7 @@ class TExclusive:
     pos: Pos
 
 
-@dataclass
+@node
 class TIf:
     """`branch (g) { … } [else { … }]` or `if …` in an iteration body."""
 
@@ -356,7 +357,7 @@ class TIf:
     pos: Pos
 
 
-@dataclass
+@node
 class TSet:
     """`set x = e;` on a register."""
 
@@ -369,7 +370,7 @@ class TSet:
 TStmt = Union[TServe, TAdmit, TExclusive, TIf, TSet]
 
 
-@dataclass
+@node
 class StepClause:
     """A clause of a step stage (`budget`, `cost`, `chunk`, `granule`,
     `memory`, `state`, `serve`, `iteration`) or of an engine (`tokens`,
@@ -391,13 +392,13 @@ class StepClause:
 
 
 # ----------------------------------------------------------------------- items
-@dataclass
+@node
 class IUse:
     path: str
     pos: Pos
 
 
-@dataclass
+@node
 class ILet:
     """`let x = e;` or `let x = args.number("ext", default);` (ext set)."""
 
@@ -411,7 +412,7 @@ class ILet:
     in_main: bool = False
 
 
-@dataclass
+@node
 class IDef:
     """A definition: `expr` for an expression definition, else `stmts`."""
 
@@ -425,7 +426,7 @@ class IDef:
     param_pos: list = field(default_factory=list)
 
 
-@dataclass
+@node
 class EngineOf:
     """What a step stage generated from `engine E on D` remembers of it."""
 
@@ -434,7 +435,7 @@ class EngineOf:
     device_pos: Pos
 
 
-@dataclass
+@node
 class IStage:
     """A stage declaration; a step stage's clauses are in `clauses`."""
 
@@ -449,7 +450,7 @@ class IStage:
     engine: Optional[EngineOf] = None
 
 
-@dataclass
+@node
 class POption:
     """One pool option (Part 03 §2.1). `key` is cap, block, evict, preempt,
     queue, reserve, admit or spill; `form` the variant (`lru`/`by`,
@@ -464,7 +465,7 @@ class POption:
     requeue: str = "head"
 
 
-@dataclass
+@node
 class IPool:
     """A pool; `on` (and `on_device`) for `pool P on D` / `pool P on E.D`."""
 
@@ -478,13 +479,13 @@ class IPool:
     on_pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class IShare:
     policy: str
     pos: Pos
 
 
-@dataclass
+@node
 class CArrive:
     """`arrive KIND(arg);`: `pos` is the kind's, `clause_pos` the keyword's."""
 
@@ -494,7 +495,7 @@ class CArrive:
     clause_pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class CTrace:
     path: str
     ordered: bool
@@ -502,7 +503,7 @@ class CTrace:
     path_pos: Pos
 
 
-@dataclass
+@node
 class CBlock:
     """`init { … }`, `turn { … }` or `session { … }` inside a workload."""
 
@@ -511,20 +512,20 @@ class CBlock:
     pos: Pos
 
 
-@dataclass
+@node
 class CHidden:
     names: list[tuple[str, Pos]]
     pos: Pos
 
 
-@dataclass
+@node
 class IWorkload:
     clauses: list
     pos: Pos
     base: str = ""  # directory that relative trace paths are resolved from
 
 
-@dataclass
+@node
 class IBlock:
     """A top-level `session { … }` or `server { … }`."""
 
@@ -533,13 +534,13 @@ class IBlock:
     pos: Pos
 
 
-@dataclass
+@node
 class ISettings:
     settings: list[tuple[str, Expr, Pos]]
     pos: Pos
 
 
-@dataclass
+@node
 class IGauge:
     name: str
     value: Expr
@@ -547,7 +548,7 @@ class IGauge:
     name_pos: Pos
 
 
-@dataclass
+@node
 class DevCap:
     """`NAME [[N]] cap c;` of a device or an engine."""
 
@@ -557,7 +558,7 @@ class DevCap:
     pos: Pos
 
 
-@dataclass
+@node
 class DevResource:
     """`NAME(params) = e;`: a device's time resource (inlined in `execute`)."""
 
@@ -568,7 +569,7 @@ class DevResource:
     param_pos: list = field(default_factory=list)
 
 
-@dataclass
+@node
 class IDevice:
     name: str
     size: Optional[Expr]
@@ -578,7 +579,7 @@ class IDevice:
     name_pos: Pos
 
 
-@dataclass
+@node
 class IEngine:
     """`engine E [[N]] on D { … }`: `clauses` are StepClauses keyed
     tokens, granule, state, schedule, execute."""
@@ -593,7 +594,7 @@ class IEngine:
     name_pos: Pos
 
 
-@dataclass
+@node
 class IClaim:
     """`claim NAME [given (g)] : every|some iteration of S (e);` or `at end (e)`;
     kind is every_iteration, some_iteration or at_end."""
@@ -607,7 +608,7 @@ class IClaim:
     name_pos: Pos
 
 
-@dataclass
+@node
 class IFnMain:
     name: str
     items: list
@@ -617,7 +618,7 @@ class IFnMain:
     close_pos: Pos
 
 
-@dataclass
+@node
 class QEntry:
     """An entry of a queue: `verb [(params)] [from src] { body }`."""
 
@@ -631,7 +632,7 @@ class QEntry:
     src_pos: Optional[Pos] = None
 
 
-@dataclass
+@node
 class IQueue:
     """`queue Q[[N]] [: roles] { pools; serve; nic; entries }` (Part 05 §2.1).
     `serve`/`nic` are stage declarations named after the queue (their
@@ -651,7 +652,7 @@ class IQueue:
     name_pos: Pos
 
 
-@dataclass
+@node
 class IPull:
     """`D pull P [latency x] share s;` (Part 05 §2.10), or `P push D …`
     (kind "push": the source posts the copies and waits `latency` before each
@@ -682,7 +683,7 @@ Item = Union[IUse, ILet, IDef, IStage, IPool, IShare, IWorkload, IBlock, ISettin
              IGauge, IFnMain, IDevice, IEngine, IClaim, IQueue, IPull]
 
 
-@dataclass
+@node
 class SourceFile:
     """A parsed file: its label (as shown in messages), text and items."""
 

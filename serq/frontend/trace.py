@@ -6,6 +6,7 @@ import re
 from typing import Optional
 
 from .. import ir
+from ..caches import note_read
 from ..errors import LinkError
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
@@ -26,6 +27,7 @@ def read_trace(path: str, shown: str, ordered: bool,
     def fail(message: str, help: Optional[str] = None) -> LinkError:
         return LinkError(f"trace {shown}: {message}", pos, help=help, source=source)
 
+    note_read(path)  # before it is read: a later edit is seen (serq.program_cache)
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
 from typing import Any, Optional
 
 from ..stats.summary import BATCHES, MIN_SAMPLES, T95, Summary
@@ -31,10 +30,28 @@ def number_text(x: float) -> str:
         return "NaN"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    text = format(Decimal(repr(float(x))), "f")
+    text = plain_decimal(repr(float(x)))
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+def plain_decimal(text: str) -> str:
+    """A finite double's `repr` without its exponent (`1e-07` → `0.0000001`,
+    `1.5e+16` → `15000000000000000`), as `format(Decimal(text), "f")` writes
+    it (without importing `decimal`: 1 ms of a start)."""
+    mantissa, e, exponent = text.partition("e")
+    if not e:
+        return text
+    sign = "-" if mantissa.startswith("-") else ""
+    whole, _, fraction = mantissa.lstrip("-").partition(".")
+    digits = whole + fraction
+    point = len(whole) + int(exponent)  # where the decimal point goes in `digits`
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
 def _summary(s: Summary) -> dict[str, Any]:

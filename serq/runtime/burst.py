@@ -38,186 +38,22 @@ bursts off only for the invariant checker, which looks at every event.
 """
 from __future__ import annotations
 
-import math
 from heapq import heappop
-from typing import TYPE_CHECKING, Callable, Optional
 
 from simpy.events import Event
 
-from .holds import TOL
+from .closed import ClosedRuns
 from .pools import Pool
 
-if TYPE_CHECKING:
-    import numpy as np
 
-EPS = 1e-9
-ZERO4 = (0.0, 0.0, 0.0, 0.0)
-STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
-STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
-
-
-def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
-    """A resident's tokens in an iteration with `left` budget left (§7 step
-    3): one for a decode, up to `chunk` (when positive) for a prefill,
-    never more than it has left to do."""
-    if decoding:
-        t = 1.0 if rem >= 1.0 else rem
-    else:
-        t = chunk if 0 < chunk < rem else rem
-    return left if t > left else t
-
-
-def _grows_plainly(pool: Pool) -> bool:
-    """Whether a growth on `pool` is the built-in fit rule (no reservations
-    held against it) and eviction without spill: `_closed` may then grow a
-    hold itself when the block fits."""
-    return (type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
-            and not pool.spec.reserve_held and pool.spec.spill is None)
-
-
-def _sum(x0: float, terms: "np.ndarray") -> float:
-    """`x0` plus the terms, added left to right (as a loop of `+=`)."""
-    import numpy as np
-    if not len(terms):
-        return x0
-    acc = np.empty(len(terms) + 1)
-    acc[0] = x0
-    acc[1:] = terms
-    return np.add.accumulate(acc)[-1]
-
-
-def _block(job, t: float, growths: list) -> bool:
-    """As `engine_grow` decides it for a resident that takes `t` tokens: the
-    block its hold needs now, if any, appended to `growths` as (frame, k,
-    pool, need); False when the block would not fit next to what the pool
-    uses plus the growths before it (`attempt` then preempts or stalls) or
-    the pool's growth is not the built-in one."""
-    frame = job.frame
-    fk = job.fk
-    a = frame.alloc[fk]
-    d = frame.pos[fk] + t - a
-    if not d > TOL:
-        return True
-    pool = job.growing
-    if not _grows_plainly(pool):
-        return False
-    need = pool.ru(a + d) - a
-    u = pool.used
-    for _f, _k, p, n in growths:
-        if p is pool:
-            u += n
-    if not u + need <= pool.cap + TOL:
-        return False
-    growths.append((frame, fk, pool, need))
-    return True
-
-
-def _room(pairs: list, grows: list) -> float:
-    """About how many iterations of a plan before a run's tokens change or
-    a hold needs a block (at most `STRETCH_MAX`)."""
-    room = STRETCH_MAX
-    for job, t in pairs:
-        n_left = (job.remaining - EPS) / t
-        if n_left < room:
-            room = n_left
-    for frame, fk, t in grows:
-        n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
-        if n_left < room:
-            room = n_left
-    return room
-
-
-def _needs_block(grows: list) -> bool:
-    """Whether a hold of the plan needs a block for its next tokens."""
-    for frame, fk, t in grows:
-        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
-            return True
-    return False
-
-
-WHOLE = float(1 << 52)  # below this, adding or taking 1.0 from a whole number is exact
-
-
-def _whole_steps(pairs: list, grows: list) -> Optional[int]:
-    """When every run gets one token per iteration, its remaining tokens
-    are below `WHOLE`, and the holds' positions and allocations are whole
-    numbers below it, the number of iterations after which the loop of
-    `_quick` stops for them (else None). Every step of the loop is then
-    exact: a run has more than one token before each step, and taking 1.0
-    from such a float leaves a float; adding 1.0 to a whole number gives
-    one. So after j steps a run holds exactly `r - j`: it finishes after the
-    first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found from
-    r - 1 and checked as the loop computes it), and a hold at position p of
-    a grows after a - p (then `pos + t - alloc > TOL`)."""
-    k = None
-    for job, t in pairs:
-        r = job.remaining
-        if t != 1.0 or not 1.0 < r < WHOLE:
-            return None
-        if r.is_integer():
-            steps = int(r) - 1  # r - j is exact: it finishes at r - j = 1
-        else:
-            steps = max(int(r - 1.0), 1)
-            while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
-                steps -= 1
-            while not (r - steps) - 1.0 <= EPS:
-                steps += 1
-        if k is None or steps < k:
-            k = steps
-    if len(grows) > 1 and len({(id(f), fk) for f, fk, _t in grows}) < len(grows):
-        return None  # two runs move one hold: it moves by two a step
-    for frame, fk, _t in grows:
-        p = frame.pos[fk]
-        a = frame.alloc[fk]
-        if not (0.0 <= p < WHOLE and 0.0 <= a < WHOLE and float(p).is_integer()
-                and float(a).is_integer()):
-            return None
-        steps = int(a - p)
-        if steps < k:
-            k = steps
-    return k if k is not None and k >= 1 else None
-
-
-class Regrow:
-    """Called when a hold of an unchanged plan needs a block: allocates the
-    blocks as planning again would (`Burst._grow_inline`), then reads the
-    totals and evaluates the cost they change, as the new plan's first
-    iteration does. Returns the cost (and keeps it, with the totals, for
-    the caller's launch), or None when a block would preempt or stall
-    (nothing allocated). `attention` is the plan's as it stands (it moves
-    with the positions of growing prefills)."""
-
-    __slots__ = ("stage", "assign", "jobs", "args", "attention", "r", "kvd", "kvp", "cost")
-
-    def __init__(self, stage: "Burst", assign: list, tokens: float, fdec: float,
-                 prefilled: float, attention: float):
-        self.stage = stage
-        self.assign = assign
-        self.jobs = [a[0] for a in assign]
-        self.args = (tokens, fdec, prefilled)
-        self.attention = attention
-        self.cost: Optional[float] = None
-
-    def __call__(self) -> Optional[float]:
-        st = self.stage
-        if not st._grow_inline(self.assign):
-            return None
-        r, _d, kvd, kvp = st.totals(self.jobs)
-        tokens, fdec, prefilled = self.args
-        cost = st.spec.cost(tokens, fdec, prefilled, r, kvd, kvp, self.attention, st.registers)
-        if not cost > 0.0:
-            cost = st._checked_cost(cost, tokens)  # raises when tokens > 0
-        self.r, self.kvd, self.kvp, self.cost = r, kvd, kvp, cost
-        return cost
-
-
-class Burst:
+class Burst(ClosedRuns):
     """The burst machinery of `StepStage` (a mixin; see the module text)."""
 
     # -- entry from the calendar ----------------------------------------------------------
     def _end(self, _ev: Event) -> None:
         """The iteration's end (a calendar entry); then, while the engine is
         the only thing that moves, the following iterations (`_burst`)."""
+        self.sim.stamp -= 1  # the event loop counted this entry: it is the engine's own
         self._finish()
         if self.burst and self._quiet():
             self._burst()
@@ -228,6 +64,8 @@ class Burst:
         spec = self.spec
         self.burst = allowed
         self.others = [st for st in self.sim.step_list if st is not self]
+        # the engines whose iteration ends a burst may relay to (`_burst`)
+        self.relay = {st._end_cb: st for st in self.sim.step_list}
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
 
@@ -290,519 +128,56 @@ class Burst:
 
         The stage is the only dirty object, so the end of the instant is its
         attempt; when the iteration's end is the next calendar entry (and
-        within the horizon) it is handled here. The burst leaves either
-        after an attempt (`instant.closed`: the loop skips its own
-        end-of-event work) or after an iteration end that is not quiet (the
-        loop does that work at the current time)."""
+        within the horizon) it is handled here. So is the next entry when it
+        is another engine's iteration end: the event loop would hand it to
+        that engine's `_end` and do nothing else, so the burst goes on with
+        that engine (a relay). The burst leaves either after an attempt
+        (`instant.closed`: the loop skips its own end-of-event work) or after
+        an iteration end that is not quiet (the loop does that work at the
+        current time)."""
         env = self.env
         q = env._queue
         instant = self.instant
         sim = self.sim
         horizon = sim.horizon
         gauges = bool(sim.gauges)
-        self.bursting = True
+        relay = self.relay
+        st = self  # the engine whose iteration just ended
+        st.bursting = True
         try:
             while True:
                 instant.dirty.clear()
-                self.dirty = False
-                if not self._closed():
-                    self.attempt()
-                running = self.running
+                st.dirty = False
+                if not st._closed():
+                    st.attempt()
+                running = st.running
                 if running is None or sim.drained is not None:
                     break
                 if running[1] is None:  # the iteration ends before anything else
-                    t = self.inline_end
+                    t = st.inline_end
                 else:
                     top = q[0]
-                    if top[3] is not running[1] or top[0] > horizon:
+                    if top[0] > horizon:
                         break
+                    ev = top[3]
+                    if ev is not running[1]:
+                        cbs = ev.callbacks
+                        other = relay.get(cbs[0]) if cbs and len(cbs) == 1 else None
+                        if other is None or not other.burst or other.running is None \
+                                or other.running[1] is not ev:
+                            break
+                        st.bursting = False
+                        st = other
+                        st.bursting = True
                     heappop(q)
                     t = top[0]
-                    top[3].callbacks = None
+                    ev.callbacks = None
                 if gauges and t != env._now:
                     sim.record_gauges(env._now)
                 env._now = t
-                self._finish()
-                if not self._quiet():
+                st._finish()
+                if not st._quiet():
                     return
         finally:
-            self.bursting = False
+            st.bursting = False
         instant.closed = True
-
-    # -- closed runs of iterations -----------------------------------------------------------
-    def _plan_closed(self) -> Optional[tuple]:
-        """The iteration `attempt` would plan now, when it admits nobody,
-        preempts nobody and asks no policy: (assign, tokens, decoders,
-        prefilled, attention, grown), or None when that is not so (a resident
-        stalls, a hold needs a block its pool cannot give without preempting,
-        or nothing is scheduled) -- then nothing has changed. The same
-        decisions, in the same order, as `_budget_chunk`, `serve_pass`,
-        `serve_one`, `_serve_in_order` and `engine_grow`; the blocks are
-        allocated (`_allocate`, which may evict) once the plan is known to
-        hold, in the order the general path allocates them."""
-        spec = self.spec
-        res = self.residents
-        R = self.registers
-        totals = self.totals() if spec.pre_totals or spec.serve_totals else ZERO4
-        fixed = spec.fixed
-        if fixed is not None:
-            b, c = fixed
-        else:
-            pre = totals if spec.pre_totals else ZERO4
-            b = spec.budget(*pre, R)
-            c = spec.chunk(*pre, R)
-        keys = spec.keys
-        only = spec.only
-        if keys is None:
-            order = res
-        else:
-            tot = totals if spec.serve_totals else ZERO4
-            ctx = self._serve_ctx
-            order = sorted(res, key=lambda j: keys(*ctx(j, tot)))
-        left = b
-        tokens = prefilled = attention = 0.0
-        assign = []
-        growths = None
-        dec = 0
-        for job in order:
-            if left <= 0:
-                break
-            if job.stall is not None:
-                return None
-            # the totals stand still until the plan is allocated: read once above
-            if only is not None and only(*self._serve_ctx(
-                    job, totals if spec.serve_totals else ZERO4)) == 0:
-                continue
-            decoding = job.mode == "decode"
-            t = share(job.remaining, decoding, c, left)
-            if t <= 0:
-                continue
-            k = 0.0
-            if job.growing is not None and job.session is not None:
-                frame = job.frame
-                if frame is None:
-                    return None  # `attempt` finds its hold
-                k = frame.pos[job.fk]
-                if growths is None:
-                    growths = []
-                if not _block(job, t, growths):
-                    return None  # it would preempt or stall: `attempt`
-            if decoding:
-                dec += 1
-            assign.append((job, t, k))
-            left -= t
-            tokens += t
-            if not decoding:
-                prefilled += t
-                attention += t * (k + t / 2.0)
-        if not assign:
-            return None
-        if growths:
-            allocate = self.sim.holds._allocate
-            for frame, fk, pool, need in growths:
-                allocate(frame, fk, pool, need)
-        return assign, tokens, dec, prefilled, attention, bool(growths)
-
-    def _grow_inline(self, assign: list) -> bool:
-        """The blocks the holds of an unchanged plan need for its next
-        iteration, allocated as `_plan_closed` would allocate them (in serve
-        order, after checking that every one fits); False, with nothing
-        allocated, when one would preempt or stall (the caller plans again
-        and leaves to `attempt`)."""
-        growths: list = []
-        for job, t, _k in assign:
-            if job.growing is not None and job.session is not None:
-                if not _block(job, t, growths):
-                    return False
-        allocate = self.sim.holds._allocate
-        for frame, fk, pool, need in growths:
-            allocate(frame, fk, pool, need)
-        return True
-
-    def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,
-                 cost: float) -> int:
-        """Iterations of a fixed plan with a fixed cost, as one vector: the
-        ends are a cumulative sum, the remaining tokens and hold positions
-        cumulative differences and sums (NumPy accumulates left to right, as
-        the loop of `_closed` adds, so every value is the loop's), the stop
-        is the first iteration that ends at or after the next calendar entry
-        or past the horizon, or follows one after which a run would finish or
-        a hold would grow. Applies them as `_closed` would and returns how
-        many (0: too few to be worth it; the caller runs them one by one).
-
-        The first iteration is known to be inline (its end is before the
-        next entry, no run finishes in it, its blocks are allocated)."""
-        import numpy as np  # (only long stretches need it; loaded once)
-        env = self.env
-        now = env._now
-        q = env._queue
-        sim = self.sim
-        limit = sim.horizon
-        q0 = q[0][0] if q else math.inf
-        span = (q0 if q0 < limit else limit) - now
-        M = int(min(span / cost, STRETCH_MAX)) + 2
-        for job, t, _k in assign:
-            n_left = (job.remaining - EPS) / t + 2
-            if n_left < M:
-                M = int(n_left)
-        for frame, fk, t in grows:
-            n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t + 2
-            if n_left < M:
-                M = int(n_left)
-        if M < STRETCH_MIN:
-            return 0
-        steps = np.full(M + 1, cost)
-        steps[0] = now
-        ends = np.add.accumulate(steps)
-        tail = ends[1:]
-        ok = (tail < q0) & (tail <= limit)
-        ts = np.array([t for _job, t, _k in assign])
-        rems = np.empty((M + 1, len(assign)))
-        rems[0] = [job.remaining for job, _t, _k in assign]
-        rems[1:] = ts
-        rems = np.subtract.accumulate(rems, axis=0)
-        ok[1:] &= ((rems[1:M] - ts) > EPS).all(axis=1)
-        if grows:
-            gts = np.array([t for _f, _fk, t in grows])
-            pos = np.empty((M + 1, len(grows)))
-            pos[0] = [frame.pos[fk] for frame, fk, _t in grows]
-            pos[1:] = gts
-            pos = np.add.accumulate(pos, axis=0)
-            alloc = np.array([frame.alloc[fk] for frame, fk, _t in grows])
-            ok[1:] &= ((pos[1:M] + gts) - alloc <= TOL).all(axis=1)
-        m = int(ok.argmin()) if not ok.all() else M
-        # apply m iterations (m >= 1: the first is known to be inline)
-        self.iterations += m
-        sim.events += m
-        if dec and now >= self.warmup:
-            self.batch_count += m
-            self.batch_decodes += dec * m  # integers: exact, as m additions are
-            self.batch_time = float(_sum(self.batch_time, np.full(m, cost)))
-        self.served_tokens = float(_sum(self.served_tokens, np.full(m, tokens)))
-        dts = np.diff(ends[:m + 1])
-        if self.n:
-            self.int_n = float(_sum(self.int_n, self.n * dts))
-            self.int_busy = float(_sum(self.int_busy, dts))
-        self.cls_time[cls] = float(_sum(self.cls_time[cls], dts))
-        self.int_decodes = float(_sum(self.int_decodes, dec * dts))
-        end = float(ends[m])
-        self.t_last = end
-        for i, (job, _t, _k) in enumerate(assign):
-            job.remaining = float(rems[m, i])
-        for i, (frame, fk, _t) in enumerate(grows):
-            frame.pos[fk] = float(pos[m, i])
-            frame.grown = True
-        if dec:
-            sessions = [job.session for job, _t, _k in assign
-                        if job.mode == "decode" and job.session is not None]
-            if sessions:
-                sim.tokens.decode_run(sessions, self, tail[:m].tolist())
-        env._now = end
-        return m
-
-    def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
-               dec: int, cls: int, cost: float, now: float,
-               regrow: Optional[Callable[[], Optional[float]]]) -> tuple[float, bool]:
-        """The iterations of a plan with a fixed cost from `now`, one by one
-        as the loop of `_closed` runs them (the same operations in the same
-        order) with the stage's sums held in locals, until the next one ends
-        at or after the next calendar entry or past the horizon (returns the
-        clock and True: `_closed` launches it) or a run finishes or a hold
-        needs a block that `regrow` (when given) cannot allocate (False:
-        plan again). `regrow` allocates the blocks and returns the new cost
-        (the plan is otherwise unchanged), or None. Nothing else moves
-        meanwhile. When the runs and holds move by whole tokens
-        (`_whole_steps`) they are moved once at the end of each stretch
-        between blocks, by the number of iterations run."""
-        sim = self.sim
-        q = self.env._queue
-        q0 = q[0][0] if q else math.inf
-        horizon = sim.horizon
-        warmup = self.warmup
-        n = self.n
-        its, events = self.iterations, sim.events
-        b_count, b_dec, b_time = self.batch_count, self.batch_decodes, self.batch_time
-        served = self.served_tokens
-        int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
-            self.int_decodes
-        t_last = self.t_last
-        whole = _whole_steps(pairs, grows)
-        each = whole is None  # the runs and holds move iteration by iteration
-        m = 0
-        due = False
-        while True:
-            if m == whole:  # (whole steps) a run is about to finish or a hold needs a block
-                m = 0
-                fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
-                for job, _t in pairs:
-                    job.remaining = job.remaining - fm
-                for frame, fk, _t in grows:
-                    frame.pos[fk] += fm
-                    frame.grown = True
-                for job, t in pairs:
-                    if job.remaining - t <= EPS:
-                        regrow = None
-                if regrow is None:
-                    break
-                self.env._now = now
-                cost = regrow()
-                if cost is None:
-                    break
-                whole = _whole_steps(pairs, grows)
-                each = whole is None
-                continue
-            end = now + cost
-            if q0 <= end or end > horizon:
-                due = True
-                break
-            its += 1
-            m += 1
-            if each:
-                for frame, fk, t in grows:
-                    frame.pos[fk] += t
-                    frame.grown = True
-            if dec and now >= warmup:
-                b_count += 1
-                b_dec += dec
-                b_time += cost
-            served += tokens
-            events += 1
-            dt = end - now
-            if dt:
-                if n:
-                    int_n += n * dt
-                    busy += dt
-                in_cls += dt
-                int_dec += dec * dt
-                t_last = end
-            now = end
-            if sessions:
-                times.append(end)
-            if not each:
-                continue
-            finishing = False
-            for job, t in pairs:
-                rem = job.remaining = job.remaining - t
-                if rem - t <= EPS:
-                    finishing = True
-            if finishing or not _needs_block(grows):
-                if finishing:
-                    break
-                continue
-            if regrow is None:
-                break
-            self.env._now = now
-            cost = regrow()
-            if cost is None:
-                break
-            whole = _whole_steps(pairs, grows)
-            each = whole is None
-            m = 0
-        if not each and m:
-            fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
-            for job, _t in pairs:
-                job.remaining = job.remaining - fm
-            for frame, fk, _t in grows:
-                frame.pos[fk] += fm
-                frame.grown = True
-        self.iterations, sim.events = its, events
-        self.batch_count, self.batch_decodes, self.batch_time = b_count, b_dec, b_time
-        self.served_tokens = served
-        self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
-        self.cls_time[cls] = in_cls
-        self.t_last = t_last
-        self.env._now = now
-        return now, due
-
-    def _closed(self) -> bool:
-        """Start the iteration `attempt` would start, and run the following
-        ones inline while nothing but this engine moves: the residents, their
-        remaining tokens and allocations and the budget (which reads only the
-        residents' totals) fix every iteration until one finishes a run,
-        needs a block, or ends at or after the next calendar entry (or past
-        the horizon). Each inline iteration does what `_launch` and
-        `_finish` do, in their order, with the plan, the totals and the
-        cost read once (the plan again when a block is allocated or a run's
-        tokens change, or every iteration when the serve order reads what an
-        iteration changes; the cost every iteration when it may change).
-
-        Returns True when it started an iteration that it does not end (its
-        end is a calendar entry or `_burst`'s inline end); False when the
-        caller attempts next (the stage is as `_finish` leaves it)."""
-        if not self.closed_ok or not self.residents or self.queue_waiting():
-            return False
-        spec = self.spec
-        env = self.env
-        q = env._queue
-        sim = self.sim
-        horizon = sim.horizon
-        warmup = self.warmup
-        cost_fn = spec.cost
-        R = self.registers
-        decode_run = sim.tokens.decode_run
-        cls_time = self.cls_time
-        gauges = bool(sim.gauges)
-        varies = spec.serve_varies
-        now = env._now
-        self._advance(now)  # as `_launch` does first
-        while True:
-            planned = self._plan_closed()
-            if planned is None:
-                return False
-            assign, tokens, dec, prefilled, attention, grown = planned
-            # blocks allocated now change the totals the next budget reads
-            again = grown and spec.grow_moves
-            r, _d, kvd, kvp = self.totals([a[0] for a in assign])
-            fdec = float(dec)
-            cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
-            if not cost > 0.0:
-                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
-            end = now + cost
-            if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
-                # the common case with several engines: the first iteration
-                # ends at or after the next entry (checked before the rest)
-                self.last_void = False
-                self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
-                return True
-            cls = 2 if prefilled > 0 and dec else 0 if prefilled > 0 else 1
-            # one pass over the plan: the growing holds, whether a prefill
-            # moves one (its attention changes), the runs, the decoding sessions
-            grows = []
-            moving = False
-            pairs = []
-            sessions = []
-            finishing = False
-            for job, t, _k in assign:
-                if job.remaining - t <= EPS:
-                    finishing = True
-                pairs.append((job, t))
-                s = job.session
-                if s is not None:
-                    mode = job.mode
-                    if job.growing is not None:
-                        grows.append((job.frame, job.fk, t))
-                        if mode == "prefill":
-                            moving = True
-                    if mode == "decode":
-                        sessions.append(s)
-            room = _room(pairs, grows)
-            in_flight = (assign, None)
-            steady = spec.cost_steady and not moving
-            fast = steady and not varies and not again and not gauges
-            stretch = fast and room >= STRETCH_MIN
-            quick = fast and not stretch
-            regrow = None if spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
-                                                         attention)
-            fresh = True  # this plan's first iteration: its cost is known
-            times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
-            try:
-                while True:
-                    if fresh:
-                        fresh = False
-                    elif not steady:
-                        cost = cost_fn(tokens, fdec, prefilled, r, kvd, kvp, attention, R)
-                        if not cost > 0.0:
-                            cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
-                    end = now + cost
-                    if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
-                        self.last_void = False
-                        self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                     None, cost)
-                        return True
-                    if stretch and times:
-                        decode_run(sessions, self, times)
-                        times = []
-                    m = 0
-                    if quick:
-                        now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
-                                               cost, now, regrow)
-                        if regrow is not None and regrow.cost is not None:  # it grew holds
-                            r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
-                            regrow.cost = None
-                        if due:  # the next iteration ends at or after the next entry
-                            self.last_void = False
-                            self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                         None, cost)
-                            return True
-                        m = 1  # a run finishes or a hold needs a block (checked below)
-                    elif stretch:
-                        m = self._stretch(assign, grows, tokens, dec, cls, cost)
-                    if m:
-                        now = env._now
-                        if stretch:
-                            room -= m
-                            stretch = room >= STRETCH_MIN
-                            quick = not stretch
-                    else:
-                        # `_launch` at `now`
-                        self.iterations += 1
-                        for frame, fk, t in grows:
-                            frame.pos[fk] += t
-                            frame.grown = True
-                        if dec and now >= warmup:
-                            self.batch_count += 1
-                            self.batch_decodes += dec
-                            self.batch_time += cost
-                        self.served_tokens += tokens
-                        # `_finish` at `end`
-                        sim.events += 1
-                        if gauges and end != now:
-                            self.running = in_flight  # the gauges see the iteration running
-                            self.cur_cls = cls
-                            self.cur_decodes = dec
-                            sim.record_gauges(now)
-                            self.running = None
-                            self.cur_cls = -1
-                            self.cur_decodes = 0
-                        dt = end - now
-                        if dt:
-                            if self.n:
-                                self.int_n += self.n * dt
-                                self.int_busy += dt
-                            cls_time[cls] += dt
-                            self.int_decodes += dec * dt
-                            self.t_last = end
-                        env._now = now = end
-                        for job, t in pairs:
-                            rem = job.remaining = job.remaining - t
-                            if rem - t <= EPS:
-                                finishing = True
-                        if sessions:
-                            times.append(end)
-                        if finishing:
-                            break
-                    # the next iteration: the same plan unless a run's tokens change
-                    # (it finishes), a hold needs a block, the order may change, or
-                    # the budget reads what this plan's growth changed
-                    if varies or again:
-                        break
-                    if m:
-                        for job, t in pairs:
-                            if job.remaining - t <= EPS:
-                                finishing = True
-                        if finishing:
-                            break
-                    if moving:
-                        attention = 0.0
-                        for job, t, k in assign:
-                            if job.mode == "prefill":
-                                if job.growing is not None and job.session is not None:
-                                    k = job.frame.pos[job.fk]
-                                attention += t * (k + t / 2.0)
-                    if grows and _needs_block(grows):
-                        # as planning again would: the blocks now, then the
-                        # totals and the cost they change
-                        if regrow is None:
-                            break
-                        regrow.attention = attention
-                        if regrow() is None:
-                            break
-                        r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
-                        regrow.cost = None
-                        fresh = True
-                        room = _room(pairs, grows)
-                        stretch = fast and room >= STRETCH_MIN
-                        quick = fast and not stretch
-            finally:
-                if times:  # the tokens of the iterations run one by one
-                    decode_run(sessions, self, times)

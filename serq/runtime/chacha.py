@@ -1,7 +1,8 @@
 """Pure-Python ChaCha12 (spec Part 07 §2.2): reference and fallback generator.
 
-Used by `serq.runtime.rng` when `randomgen` is missing, and by the tests to
-cross-check the `randomgen` path word for word. Slow (tens of µs a block).
+Used by `serq.runtime.rng` for a process's first small buffers (one or two
+blocks) and when `randomgen` is missing, and by the tests to cross-check the
+`randomgen` path word for word. Slow (tens of µs a block).
 """
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ from typing import Any, Callable, Optional
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import READY, Instant, timer
-from .burst import Burst, share
+from .burst import Burst
+from .closed import share
 from .holds import TOL
 from .stages import Job, Stage
 
@@ -82,6 +83,7 @@ class StepStage(Burst, Stage):
         self._end_cb = self._end
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
+        self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
         self.others: list[StepStage] = []  # the program's other engines
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
@@ -121,6 +123,7 @@ class StepStage(Burst, Stage):
                 growing: Any = None) -> StepJob:
         """A run of `work` tokens joins the residents (Part 04 §5 order)."""
         env = self.env
+        self.sim.stamp += 1
         self._advance(env._now)
         job = StepJob(env, session, work, self)
         job.mode = mode
@@ -142,6 +145,7 @@ class StepStage(Burst, Stage):
 
     def cancel(self, job: StepJob) -> None:
         """A resident leaves unfinished (its owner was preempted or ended)."""
+        self.sim.stamp += 1
         self._advance(self.env._now)
         if job in self.residents:
             self.residents.remove(job)
@@ -323,6 +327,7 @@ class StepStage(Burst, Stage):
 
     def attempt(self) -> None:
         """Plan an iteration (§7); start it unless it schedules nothing."""
+        self.sim.stamp += 1
         saved = dict(self.registers) if self.registers else None
         b, c = self._budget_chunk()
         plan = self.plan = Plan(b, c)
@@ -425,6 +430,7 @@ class StepStage(Burst, Stage):
                 else:
                     done.append(job)
         if done is not None:
+            sim.stamp += 1
             for job in done:
                 self.residents.remove(job)
                 self.n -= 1

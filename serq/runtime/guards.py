@@ -30,7 +30,6 @@ exception is chained as the cause).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -106,6 +105,7 @@ def _import(module: str) -> Any:
     path = os.path.abspath(module)
     if not os.path.isfile(path):
         raise ImportError(f"no file {module}")
+    import hashlib  # only here: hashlib loads OpenSSL (2 ms of every start)
     key = "serq_policy_" + hashlib.sha1(path.encode()).hexdigest()[:12]
     if key in sys.modules:
         return sys.modules[key]

@@ -496,6 +496,7 @@ class HoldManager:
 
     def pool_pass(self) -> None:
         """Retry growers and admit queue heads at every pool, in order."""
+        self.sim.stamp += 1
         for pool in self.pools:
             if pool.growers:
                 self.retry_growers(pool)

@@ -3,8 +3,10 @@
 The generator is ChaCha12 keyed from a 64-bit seed by a PCG32 expansion
 (`rand` 0.9 `StdRng::seed_from_u64`, Part 07 §2). A `Stream` is a cursor into
 its 32-bit word sequence; it reads whole ChaCha blocks in bulk from
-`randomgen` (or from the pure-Python reference of `serq.runtime.chacha` when
-`randomgen` is missing) and hands out uniforms from a buffer of doubles.
+`randomgen` (imported once a run has drawn more than a few thousand words;
+before, and when `randomgen` is missing, from the pure-Python reference of
+`serq.runtime.chacha` and the numpy pass of `serq.runtime.chacha_np`) and
+hands out uniforms from a buffer of doubles.
 
 Six kinds of stream exist (§1): the run-wide arrival, trace, machine and evict
 streams, and per session a workload stream per turn and a session stream,
@@ -15,17 +17,13 @@ used from several threads (the shared generator is locked).
 from __future__ import annotations
 
 import threading
-from typing import Callable, Sequence
+from importlib.util import find_spec
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from .chacha import chacha12_u64
-from .chacha_np import first_block_uniforms
-
-try:
-    from randomgen import ChaCha as _ChaCha
-except ImportError:  # pragma: no cover - depends on the environment
-    _ChaCha = None
+from .chacha_np import blocks_u64, blocks_uniforms, first_block_uniforms
 
 __all__ = [
     "M32", "M64", "HAVE_RANDOMGEN", "DERIVATIONS", "key_words", "mix",
@@ -36,7 +34,7 @@ __all__ = [
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
-HAVE_RANDOMGEN = _ChaCha is not None
+HAVE_RANDOMGEN = find_spec("randomgen") is not None  # imported when first needed
 
 TRACE_XOR = 0x6A09E667F3BCC908    # §1: key seeds of the run-wide streams
 MACHINE_XOR = 0x5851F42D4C957F2D
@@ -193,36 +191,102 @@ def _fetch_f64_pure(key: list[int], block: int, n: int) -> list[float]:
 
 _PURE = (chacha12_u64, _fetch_f64_pure)
 
-if HAVE_RANDOMGEN:
-    # One shared generator: each fetch loads the stream's key and block
-    # counter into it (randomgen counts 32-bit words; at a block boundary
-    # its cached block is never read). That is far cheaper than a ChaCha
-    # object per stream (~35 µs each: it draws OS entropy first). numpy's
-    # Generator.random() is exactly (random_raw() >> 11) * 2**-53.
-    _GEN = _ChaCha(key=0, rounds=12, counter=0)
-    _RAW = _GEN.random_raw
-    _DOUBLES = np.random.Generator(_GEN).random
-    _LOCK = threading.Lock()
-    _ZERO_BLOCK = [0] * 16
 
-    def _load(key: list[int], block: int) -> None:
-        _GEN.state = {"bit_generator": "ChaCha", "state": {
-            "block": _ZERO_BLOCK, "keysetup": key, "ctr": [block << 4, 0],
-            "rounds": 12}}
+def _fetch_u64_np(key: list[int], block: int, n: int) -> list[int]:
+    return blocks_u64(key, block, n).tolist()
 
-    def _fetch_u64_rg(key: list[int], block: int, n: int) -> list[int]:
-        with _LOCK:
-            _load(key, block)
-            return _RAW(n).tolist()
 
-    def _fetch_f64_rg(key: list[int], block: int, n: int) -> memoryview:
-        with _LOCK:
-            _load(key, block)
-            return memoryview(_DOUBLES(n))
+def _fetch_f64_np(key: list[int], block: int, n: int) -> memoryview:
+    return memoryview(blocks_uniforms(key, block, n))
 
-    _FAST = (_fetch_u64_rg, _fetch_f64_rg)
-else:  # pragma: no cover
-    _FAST = _PURE
+
+_NUMPY = (_fetch_u64_np, _fetch_f64_np)
+
+# randomgen fetches a buffer in microseconds but takes ~13 ms to import
+# (with numpy.random). A short run draws a few thousand words at most, so the
+# first fetches of a process come from the pure-Python ChaCha (one or two
+# blocks, ~35 µs a block) and the numpy one (more, ~0.35 ms a fetch) until
+# their estimated cost reaches `_START_BUDGET`; the next fetch imports
+# randomgen, which serves every fetch from then on. The words are the same
+# whichever source makes them (tests check it word for word).
+_START_BUDGET = 5e-3   # seconds of estimated fetching before randomgen is imported
+_PURE_BLOCKS = 2       # fetches of at most this many blocks use the pure-Python ChaCha
+_COST_PURE_BLOCK = 35e-6
+_COST_NUMPY = 350e-6
+_spent = 0.0
+_RG: Optional[tuple] = None  # randomgen's (u64, f64) fetches, once imported
+_rg_missing = not HAVE_RANDOMGEN
+_LOCK = threading.Lock()
+
+
+def _source(n: int) -> tuple:
+    """The (u64, f64) fetches for a buffer of `n` words (see above)."""
+    global _spent
+    if _RG is not None:
+        return _RG
+    blocks = n >> 3
+    small = blocks <= _PURE_BLOCKS
+    cost = blocks * _COST_PURE_BLOCK if small else _COST_NUMPY
+    if _spent + cost > _START_BUDGET and not _rg_missing:
+        rg = load_randomgen()
+        if rg is not None:
+            return rg
+    _spent += cost
+    return _PURE if small else _NUMPY
+
+
+def load_randomgen() -> Optional[tuple]:
+    """Import randomgen now: its (u64, f64) fetches, which every stream uses
+    from then on; None when it cannot be imported."""
+    global _RG, _rg_missing
+    with _LOCK:
+        if _RG is None and not _rg_missing:
+            try:
+                _RG = _randomgen_fetches()
+            except ImportError:  # pragma: no cover - depends on the environment
+                _rg_missing = True
+    return _RG
+
+
+def _randomgen_fetches() -> tuple:
+    """randomgen's fetches. One shared generator: each fetch loads the
+    stream's key and block counter into it (randomgen counts 32-bit words;
+    at a block boundary its cached block is never read). That is far cheaper
+    than a ChaCha object per stream (~35 µs each: it draws OS entropy
+    first). numpy's Generator.random() is exactly (random_raw() >> 11) * 2**-53."""
+    from randomgen import ChaCha
+    gen = ChaCha(key=0, rounds=12, counter=0)
+    raw = gen.random_raw
+    doubles = np.random.Generator(gen).random
+    lock = threading.Lock()
+    zero_block = [0] * 16
+
+    def load(key: list[int], block: int) -> None:
+        gen.state = {"bit_generator": "ChaCha", "state": {
+            "block": zero_block, "keysetup": key, "ctr": [block << 4, 0], "rounds": 12}}
+
+    def fetch_u64(key: list[int], block: int, n: int) -> list[int]:
+        with lock:
+            load(key, block)
+            return raw(n).tolist()
+
+    def fetch_f64(key: list[int], block: int, n: int) -> memoryview:
+        with lock:
+            load(key, block)
+            return memoryview(doubles(n))
+
+    return fetch_u64, fetch_f64
+
+
+def _fetch_u64(key: list[int], block: int, n: int) -> list[int]:
+    return _source(n)[0](key, block, n)
+
+
+def _fetch_f64(key: list[int], block: int, n: int) -> Sequence[float]:
+    return _source(n)[1](key, block, n)
+
+
+_FAST = (_fetch_u64, _fetch_f64)
 
 
 # ---------------------------------------------------------------------------

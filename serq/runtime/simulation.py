@@ -71,6 +71,9 @@ class Simulation:
         self.instant = Instant(self.env)
         # counters of the run line
         self.events = 0
+        # counts what happens besides step engines' own iterations (a closed
+        # run's kept plan holds while it does not change: runtime/closed.py)
+        self.stamp = 0
         self.arrivals = 0
         self.ended = 0
         self.turns = 0
@@ -573,6 +576,7 @@ class Simulation:
                     self._record_gauges(last)
                 last = t
             env._now = t
+            self.stamp += 1  # (an engine's iteration end takes it back: `Burst._end`)
             event = item[3]
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:

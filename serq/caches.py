@@ -1,0 +1,121 @@
+"""The user's cache directory and what the caches in it share.
+
+Two caches live there: the grammar's built metamodel
+(`serq/frontend/grammar.py`) and loaded programs (`serq/program_cache.py`).
+Both are optimisations only: any failure to read or write one falls back
+to building what it would have held.
+
+`SERQ_CACHE_DIR` chooses the directory; set to an empty string it turns
+both caches off. This module is imported before anything heavy (a cached
+program is loaded without the front end), so it imports little itself.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import stat
+import sys
+from typing import Optional
+
+#: While a program is loaded for the program cache: the (path, `digest`) of
+#: every file the front end reads (libraries, a workload file, a trace).
+_READS: contextvars.ContextVar[Optional[list[tuple[str, Optional[str]]]]] = \
+    contextvars.ContextVar("serq_reads", default=None)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def grammar_dir() -> str:
+    """The directory of the grammar's `.tx` files: `serq/grammar` in an
+    installed package, the repository's `metamodel/` in a source checkout."""
+    packaged = os.path.join(_PACKAGE, "grammar")
+    if os.path.isfile(os.path.join(packaged, "program.tx")):
+        return packaged
+    return os.path.join(os.path.dirname(_PACKAGE), "metamodel")
+
+
+def cache_dir() -> Optional[str]:
+    """Where the caches are kept, or None when caching is off."""
+    env = os.environ.get("SERQ_CACHE_DIR")
+    if env is not None:
+        return env or None
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~")
+    elif sys.platform == "darwin":
+        base = os.path.join(os.path.expanduser("~"), "Library", "Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "serq-simpy")
+
+
+def write_atomic(folder: str, path: str, data: bytes) -> None:
+    """Write `data` to `path` (in `folder`, created if missing) through a
+    temporary file and a rename, so no reader sees half a file; give up
+    silently on any error."""
+    try:
+        import tempfile
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except Exception:
+        pass
+
+
+def digest(data: bytes) -> str:
+    """A 256-bit BLAKE2b hash of `data` in hex (CPython's own `_blake2`:
+    `hashlib` would load OpenSSL first, 2 ms of a start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - another Python
+        from hashlib import blake2b
+    return blake2b(data, digest_size=32).hexdigest()
+
+
+def file_digest(path: str) -> Optional[str]:
+    """The `digest` of the bytes of the regular file `path`, or None when it
+    is not one (a pipe is not opened: its bytes are for its reader) or
+    cannot be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            return digest(f.read())
+    except OSError:
+        return None
+
+
+def note_read(path: str, data: Optional[bytes] = None) -> None:
+    """The front end read the file `path` (its bytes `data`, or read here
+    when not given): remembered while a program is loaded for the cache. A
+    file that is not a regular file (a pipe) is remembered as unknown
+    (None), never read here: such a load is not cached."""
+    reads = _READS.get()
+    if reads is None:
+        return
+    if data is None:
+        known = file_digest(path)
+    else:
+        try:
+            known = digest(data) if stat.S_ISREG(os.stat(path).st_mode) else None
+        except OSError:
+            known = None
+    reads.append((os.path.abspath(path), known))
+
+
+def recording() -> tuple[list[tuple[str, Optional[str]]], contextvars.Token]:
+    """Start remembering the files read (in this context): the list and the
+    token that `stop_recording` takes."""
+    reads: list[tuple[str, Optional[str]]] = []
+    return reads, _READS.set(reads)
+
+
+def stop_recording(token: contextvars.Token) -> None:
+    """Stop remembering the files read."""
+    _READS.reset(token)

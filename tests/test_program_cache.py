@@ -1,0 +1,252 @@
+"""The cache of loaded programs (serq/program_cache.py) behind `serq-simpy run`.
+
+A run whose program comes from the cache prints exactly what a run that
+loads it prints (report and standard error), without the front end; an
+entry is not used once the program, a library it uses, its trace, a
+`--def`/`--set` or the front end changed, nor when it is damaged; a
+program that does not load is never cached; `SERQ_CACHE_DIR=""` turns the
+cache off; and a run from the cache imports neither textX nor the front
+end (nor anything else it does not need).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import warnings
+
+import pytest
+
+from serq import cli, program_cache
+from serq.errors import SerqError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRACE = os.path.join(ROOT, "tests", "data", "trace_short.csv")
+
+# A program that reads two more files: a library (`use`) and a trace.
+MAIN = """use "lib.sq";
+stage svc : delay;
+workload {
+  arrive batch(8);
+  trace "t.csv";
+  session { turn; request; }
+}
+server {
+  observe first_new = new;
+  run svc (scale(1));
+}
+run { horizon 100; }
+"""
+LIB = "def scale(x) = x * 1;\n"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory, and a program with its library and trace."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(folder))
+    (tmp_path / "main.sq").write_text(MAIN)
+    (tmp_path / "lib.sq").write_text(LIB)
+    shutil.copy(TRACE, tmp_path / "t.csv")
+    return folder
+
+
+def _run(capsys, *args):
+    rc = cli.main(["run", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _entries(folder):
+    return sorted((folder / "programs").glob("*.pickle")) if (folder / "programs").exists() else []
+
+
+def _no_front_end(monkeypatch):
+    def fail(path, options):
+        raise AssertionError("the program should have come from the cache")
+    monkeypatch.setattr(program_cache, "_fresh", fail)
+
+
+@pytest.mark.parametrize("args", [
+    ["examples/multi-turn/prefix_cache.sq", "--json", "--horizon", "300"],
+    ["examples/single-turn/mg1.sq", "--horizon", "50", "--set", "lam=0.5"],  # warns: few samples
+    ["examples/single-turn/arguments.sq", "--horizon", "50", "--", "--rho", "0.5"],
+    ["examples/papers/orca.sq", "--horizon", "20", "--warmup", "0", "--json"],  # a library two levels deep
+])
+def test_cached_run_prints_the_same(args, cache, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    fresh = _run(capsys, *args)
+    assert fresh[0] == 0 and fresh[1]
+    assert len(_entries(cache)) == 1
+    _no_front_end(monkeypatch)
+    assert _run(capsys, *args) == fresh  # exit status, report and standard error
+
+
+def test_trace_and_library_are_checked(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = _run(capsys, "main.sq", "--json")
+    assert first[0] == 0
+    assert _run(capsys, "main.sq", "--json") == first
+    # the trace's first session asks for 600 new tokens; now 601: a new report
+    trace = (tmp_path / "t.csv").read_text()
+    (tmp_path / "t.csv").write_text(trace.replace("0,0,600,", "0,0,601,"))
+    second = _run(capsys, "main.sq", "--json")
+    assert second[0] == 0 and second[1] != first[1]
+    # the library's delay doubles: a new report again
+    (tmp_path / "lib.sq").write_text("def scale(x) = x * 2;\n")
+    third = _run(capsys, "main.sq", "--json")
+    assert third[1] not in (first[1], second[1])
+    assert len(_entries(cache)) == 1  # one entry per program and options, rewritten
+    _no_front_end(monkeypatch)
+    assert _run(capsys, "main.sq", "--json") == third
+
+
+def test_editing_the_program_or_an_option_misses(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = _run(capsys, "main.sq", "--json")
+    defs = _run(capsys, "main.sq", "--json", "--def", "scale=x*3")
+    assert defs[1] != base[1] and len(_entries(cache)) == 2
+    sets = _run(capsys, "main.sq", "--json", "--horizon", "80")
+    assert sets[1] != base[1] and len(_entries(cache)) == 3
+    with monkeypatch.context() as m:
+        _no_front_end(m)  # each of them is now a hit
+        assert _run(capsys, "main.sq", "--json", "--def", "scale=x*3") == defs
+        assert _run(capsys, "main.sq", "--json", "--horizon", "80") == sets
+        assert _run(capsys, "main.sq", "--json") == base
+    (tmp_path / "main.sq").write_text(MAIN.replace("horizon 100", "horizon 90"))
+    edited = _run(capsys, "main.sq", "--json")
+    assert edited[1] != base[1] and '"horizon":90,' in edited[1]
+    assert _run(capsys, "main.sq", "--json", "--def", "scale=x*3")[1] != defs[1]
+
+
+def test_front_end_sources_are_in_the_key(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _run(capsys, "main.sq")
+    stamp = program_cache.sources_stamp()
+    assert any(p.endswith(os.path.join("frontend", "lower.py")) for p, _, _ in stamp)
+    assert any(p.endswith("stmt.tx") for p, _, _ in stamp)
+    assert any(p.endswith(os.path.join("serq", "ir.py")) for p, _, _ in stamp)
+    changed = [(p, size, mtime + 1 if p.endswith("lower.py") else mtime)
+               for p, size, mtime in stamp]
+    monkeypatch.setattr(program_cache, "sources_stamp", lambda: changed)
+    loads = []
+    real = program_cache._fresh
+    monkeypatch.setattr(program_cache, "_fresh", lambda p, o: loads.append(p) or real(p, o))
+    _run(capsys, "main.sq")
+    assert loads == ["main.sq"]
+
+
+def test_damaged_entry_is_rebuilt(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = _run(capsys, "main.sq")
+    (entry,) = _entries(cache)
+    for damage in (b"", b"not a pickle", entry.read_bytes()[:-20]):
+        entry.write_bytes(damage)
+        assert _run(capsys, "main.sq") == first
+        assert entry.read_bytes() != damage  # written afresh
+
+
+def test_bad_program_is_not_cached(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.sq").write_text(MAIN.replace("scale(1)", "scale(1"))
+    first = _run(capsys, "bad.sq")
+    assert first[0] == 1 and "bad.sq:10:" in first[2] and not first[1]
+    assert _run(capsys, "bad.sq") == first
+    assert _entries(cache) == []
+    os.remove(tmp_path / "lib.sq")  # a library that is missing: the same
+    missing = _run(capsys, "main.sq")
+    assert missing[0] == 1 and "lib.sq" in missing[2] and _entries(cache) == []
+
+
+def _through_fifo(path, text):
+    """`path` becomes a named pipe that a thread writes `text` into once."""
+    os.mkfifo(path)
+
+    def write():
+        with open(path, "w") as f:
+            f.write(text)
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_pipes_are_read_once_and_not_cached(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    expected = _run(capsys, "main.sq", "--json")
+    os.remove(cache / "programs" / os.listdir(cache / "programs")[0])
+    trace = (tmp_path / "t.csv").read_text()
+    for _ in range(2):  # a trace from a pipe: the same report, nothing cached
+        writer = _through_fifo(tmp_path / "pipe.csv", trace)
+        assert _run(capsys, "main.sq", "--json", "--trace", "pipe.csv") == expected
+        writer.join()
+        os.remove(tmp_path / "pipe.csv")
+    assert _entries(cache) == []
+    writer = _through_fifo(tmp_path / "pipe.sq", MAIN)  # the program from a pipe
+    assert _run(capsys, "pipe.sq", "--json") == expected
+    writer.join()
+    assert _entries(cache) == []
+
+
+def test_loads_print_nothing(capsys):
+    # what makes a cached load print what a fresh one prints: a load that succeeds
+    # writes nothing and warns nothing (else the cache would have to replay it)
+    examples = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True))
+    loaded = 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for path in examples:
+            try:
+                program_cache._fresh(path, {"need_horizon": False})
+                loaded += 1
+            except SerqError:
+                pass
+    assert loaded > 30 and caught == []
+    assert capsys.readouterr() == ("", "")
+
+
+def test_large_files_are_left_to_the_front_end():
+    from serq.frontend.source import MAX_SOURCE_BYTES
+    assert program_cache.READ_LIMIT >= MAX_SOURCE_BYTES  # a file it skips is refused anyway
+
+
+def test_cache_off(tmp_path, capsys, monkeypatch):
+    # the default location would be under XDG_CACHE_HOME: off, nothing is written there
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SERQ_CACHE_DIR", "")
+    monkeypatch.chdir(ROOT)
+    assert _run(capsys, "examples/single-turn/mg1.sq", "--horizon", "10")[0] == 0
+    assert not (tmp_path / "xdg").exists() and not (tmp_path / "home").exists()
+
+
+def test_old_entries_are_pruned(tmp_path, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(program_cache, "MAX_ENTRIES", 2)
+    for h in ("10", "20", "30"):  # three settings: three entries, the oldest goes
+        _run(capsys, "main.sq", "--horizon", h)
+        entries = _entries(cache)
+        os.utime(max(entries, key=os.path.getmtime), ns=(10 ** 18 + int(h), 10 ** 18 + int(h)))
+    assert len(_entries(cache)) == 2
+
+
+def test_run_imports_only_what_it_needs(tmp_path):
+    # the command line's parser takes the study options from serq.study.cli (a light
+    # module); a short run draws too little to need randomgen (serq.runtime.rng)
+    code = ("import sys; from serq.cli import main; rc = main(['run', sys.argv[1], '--json', "
+            "'--horizon', '10']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textx', 'arpeggio', "
+            "'pandas', 'pyarrow', 'matplotlib', 'scipy', 'tqdm', 'randomgen', 'hashlib', "
+            "'decimal', 'traceback') or m.startswith(("
+            "'serq.frontend', 'serq.study.', 'serq.report.text_report', 'serq.report.dump', "
+            "'serq.report.frames', 'numpy.random')) and m != 'serq.study.cli'))")
+    env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    path = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
+    runs = [subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                           check=True, env=env).stdout.strip().splitlines()[-1]
+            for _ in range(2)]
+    assert "serq.frontend" in runs[0]  # the first run loads the program
+    assert runs[1] == "[]"  # the second reads it from the cache

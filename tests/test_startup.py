@@ -1,0 +1,86 @@
+"""Start-up of the `serq-simpy` command (issue 11): what it sets before numpy loads.
+
+numpy's OpenBLAS starts one spinning thread per core when it is imported
+unless OPENBLAS_NUM_THREADS says otherwise; the command does no linear
+algebra, so it asks for one thread, and a user's own setting stays.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from serq import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MG1 = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
+
+
+def test_one_openblas_thread_unless_set(monkeypatch, capsys):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cli, "_settle_gc", lambda entry: None)  # not this test's business
+    assert cli.main(["check", MG1]) == 0  # a call from a program: its environment stays
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.setattr(sys, "argv", ["serq-simpy", "check", MG1])
+    assert cli.main() == 0  # the command
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert cli.main() == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    capsys.readouterr()
+
+
+def test_numpy_starts_no_blas_threads(tmp_path):
+    # the threads of the process once a run imported numpy: the main thread only
+    # (threads the run started and joined may take a moment to leave /proc)
+    code = ("import sys, time, os; from serq.cli import main; "
+            "sys.argv = ['serq-simpy', 'run', sys.argv[1], '--json', '--horizon', '10']; "
+            "rc = main(); "
+            "n = [len(os.listdir('/proc/self/task')) for _ in range(50) if time.sleep(0.02) "
+            "is None]; print(min(n))")
+    env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("threads are counted in /proc (Linux)")
+    out = subprocess.run([sys.executable, "-c", code, MG1], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.strip().splitlines()[-1] == "1"
+
+
+def test_plain_decimal_writes_what_decimal_writes():
+    # the report's numbers were written with format(Decimal(repr(x)), "f"); the
+    # replacement (no `decimal` import at start) must write the same characters
+    import math
+    import random
+    import struct
+    from decimal import Decimal
+
+    from serq.report.json_report import plain_decimal
+    r = random.Random(7)
+    values = [0.0, -0.0, 1e16, 1e-7, 1.5e16, -2.5e-8, 1e22, 5e-324, 1.7976931348623157e308,
+              2.2250738585072014e-308, 0.1, 1e15, 9999999999999998.0, 1e-5, 1e-4]
+    for _ in range(50000):
+        bits = struct.unpack("d", struct.pack("Q", r.getrandbits(64)))[0]
+        values += [bits] if math.isfinite(bits) else []
+        values.append(r.uniform(-1e6, 1e6) * 10.0 ** r.randint(-30, 30))
+    for v in values:
+        assert plain_decimal(repr(v)) == format(Decimal(repr(v)), "f"), repr(v)
+
+
+def test_the_command_freezes_what_it_loaded(capsys):
+    # objects made before the run leave the cyclic GC's sight (its collections at
+    # exit then skip them), only when main() is the process's command
+    code = ("import gc, sys; from serq.cli import main; sys.argv = ['serq-simpy', *sys.argv[1:]]; "
+            "rc = main(); print(rc, gc.get_freeze_count() > 10000)")
+    env = dict(os.environ, SERQ_CACHE_DIR="", PYTHONPATH=ROOT)
+    for args in (["check", MG1], ["run", MG1, "--horizon", "10", "--json"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                             text=True, check=True, env=env)
+        assert out.stdout.strip().splitlines()[-1] == "0 True"
+    import gc
+    before = gc.get_freeze_count()
+    assert cli.main(["check", MG1]) == 0  # called with arguments: a library call
+    assert gc.get_freeze_count() == before
+    capsys.readouterr()
