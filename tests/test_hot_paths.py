@@ -102,3 +102,19 @@ def test_bulk_eviction_is_block_by_block():
         state = [(p.used, p.cached, p.evicted_units, p.evicted_entries,
                   [(e.key, e.size) for e in p.entries.values()]) for p in (fast, slow)]
         assert state[0] == state[1]
+
+
+def test_whole_steps_refuse_a_hold_moved_by_two_runs():
+    # two runs growing one hold move it by two tokens a step: the closed form
+    # (a - p steps) does not apply, whatever the number of holds
+    from types import SimpleNamespace
+
+    from serq.runtime.closed import _whole_steps
+    shared = SimpleNamespace(pos=[0.0, 3.0], alloc=[16.0, 16.0])
+    other = SimpleNamespace(pos=[5.0], alloc=[16.0])
+    runs = [(SimpleNamespace(remaining=50.0), 1.0), (SimpleNamespace(remaining=60.0), 1.0)]
+    assert _whole_steps(runs, [(shared, 1, 1.0), (other, 0, 1.0)]) == 11  # 16 - 5
+    assert _whole_steps(runs, [(shared, 1, 1.0), (shared, 1, 1.0)]) is None
+    assert _whole_steps(runs + runs[:1], [(other, 0, 1.0), (shared, 0, 1.0),
+                                          (other, 0, 1.0)]) is None
+    assert _whole_steps(runs, [(shared, 0, 1.0), (shared, 1, 1.0)]) == 13  # two positions of one frame

@@ -55,9 +55,14 @@ def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
 def _grows_plainly(pool: Pool) -> bool:
     """Whether a growth on `pool` is the built-in fit rule (no reservations
     held against it) and eviction without spill: `_closed` may then grow a
-    hold itself when the block fits."""
-    return (type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
+    hold itself when the block fits. (Fixed for a pool: its class and spec
+    do not change; found once.)"""
+    plain = pool.__dict__.get("_grows_plainly")
+    if plain is None:
+        plain = pool._grows_plainly = (
+            type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
             and not pool.spec.reserve_held and pool.spec.spill is None)
+    return plain
 
 
 def _sum(x0: float, terms: "np.ndarray") -> float:
@@ -149,8 +154,14 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
                 steps += 1
         if k is None or steps < k:
             k = steps
-    if len(grows) > 1 and len({(id(f), fk) for f, fk, _t in grows}) < len(grows):
-        return None  # two runs move one hold: it moves by two a step
+    n = len(grows)
+    if n > 1:  # two runs that move one hold move it by two a step
+        if n == 2:
+            (f0, k0, _t0), (f1, k1, _t1) = grows
+            if f0 is f1 and k0 == k1:
+                return None
+        elif len({(id(f), fk) for f, fk, _t in grows}) < n:
+            return None
     for frame, fk, _t in grows:
         p = frame.pos[fk]
         a = frame.alloc[fk]
