@@ -79,8 +79,16 @@ class Burst(ClosedRuns):
         if len(self.instant.dirty) != 1 or not (self.residents or self.queue_waiting()):
             return False
         sim = self.sim
-        if sim.pool_list and sim.holds.waiting() and not self._pass_idle():
-            return False
+        if sim.pool_list:
+            # the pool pass finds nothing to do; found again only when something
+            # else than engines' own iterations happened (`Simulation.stamp`):
+            # these only take room (growth), so a head that did not fit still
+            # does not, and a pass that could act is handed to the loop anyway
+            if sim.idle_stamp != sim.stamp:
+                sim.idle_stamp = sim.stamp
+                sim.pools_idle = not sim.holds.waiting() or self._pass_idle()
+            if not sim.pools_idle:
+                return False
         for st in self.others:
             if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
                 return False

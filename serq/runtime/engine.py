@@ -13,12 +13,13 @@ subclass may override (checked by `guards.py` when it does).
 from __future__ import annotations
 
 import math
+from heapq import heappush
 from typing import Any, Callable, Optional
 
 
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
-from .instant import READY, Instant, timer
+from .instant import CALENDAR, READY, Instant, timer_event
 from .burst import Burst
 from .closed import share
 from .holds import TOL
@@ -81,6 +82,7 @@ class StepStage(Burst, Stage):
                             and cls.in_batch is StepStage.in_batch
                             and cls.admission_pool is StepStage.admission_pool)
         self._end_cb = self._end
+        self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
         self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
@@ -397,7 +399,12 @@ class StepStage(Burst, Stage):
                 self.running = (assign, None)  # `_burst` ends it at `end`
                 self.inline_end = end
                 return
-        self.running = (assign, timer(env, cost, self._end_cb))
+        # the stage's one iteration-end entry, put on the calendar again (an
+        # iteration starts only after the previous one's end was handled)
+        ev = self._end_ev
+        ev.callbacks = [self._end_cb]
+        heappush(env._queue, (now + cost, CALENDAR, next(env._eid), ev))
+        self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:
         """An iteration's duration: a positive number when it schedules tokens."""

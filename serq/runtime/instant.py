@@ -31,12 +31,18 @@ class EndOfInstant(Protocol):
     def end_of_instant(self) -> None: ...
 
 
-def timer(env: Any, delay: float, callback: Callable[[Event], None],
-          priority: int = CALENDAR) -> Event:
-    """Schedule `callback` as a calendar entry `delay` from now."""
+def timer_event(env: Any) -> Event:
+    """A triggered event with no callbacks yet, for a calendar entry."""
     ev = Event(env)
     ev._ok = True
     ev._value = None
+    return ev
+
+
+def timer(env: Any, delay: float, callback: Callable[[Event], None],
+          priority: int = CALENDAR) -> Event:
+    """Schedule `callback` as a calendar entry `delay` from now."""
+    ev = timer_event(env)
     ev.callbacks.append(callback)
     heappush(env._queue, (env._now + delay, priority, next(env._eid), ev))
     return ev

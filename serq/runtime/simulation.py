@@ -74,6 +74,8 @@ class Simulation:
         # counts what happens besides step engines' own iterations (a closed
         # run's kept plan holds while it does not change: runtime/closed.py)
         self.stamp = 0
+        self.idle_stamp = -1  # the stamp at which `pools_idle` was found (`Burst._quiet`)
+        self.pools_idle = False
         self.arrivals = 0
         self.ended = 0
         self.turns = 0
