@@ -593,7 +593,7 @@ class ClosedRuns:
             stretch = quick = False
             room = 0.0
             fresh = not after  # the cost is known for the first iteration
-            stale = after  # a kept plan's cost is evaluated again
+            stale = after and spec.cost_pools  # a kept plan's cost that reads a pool: again
             keep = keepable and not again
             times: list[float] = []  # decode tokens not recorded yet (`decode_run`)
             try:

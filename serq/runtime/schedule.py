@@ -47,6 +47,7 @@ class StepSpec:
     closed: bool = False  # default body, no granule; budget and chunk read only context and numbers
     serve_varies: bool = False  # keys or `only` read what an iteration changes (remaining, now, …)
     cost_steady: bool = False  # the cost neither draws nor reads the clock or the model's state
+    cost_pools: bool = True  # the cost reads an observable (another engine's blocks may move it)
     grow_moves: bool = True  # budget, chunk, keys or `only` read totals or pools (growth changes them)
 
 
@@ -152,6 +153,7 @@ class StepCompiler:
                         keys=keys, only=only, closed=closed,
                         serve_varies=not _steady([step.keys, step.only], ("remaining",)),
                         cost_steady=_steady(step.cost),
+                        cost_pools=any(isinstance(n, ir.Observable) for n in ir.walk(step.cost)),
                         grow_moves=_grow_moves([step.budget, step.chunk, step.keys, step.only]))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
