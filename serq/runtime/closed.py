@@ -414,19 +414,23 @@ class ClosedRuns:
         each = whole is None  # the runs and holds move iteration by iteration
         m = 0
         due = False
+        grow = False  # (one by one) a hold needs a block
         while True:
-            if m == whole:  # (whole steps) a run is about to finish or a hold needs a block
+            if m == whole or grow:
+                if grow:
+                    grow = False
+                else:  # (whole steps) a run is about to finish or a hold needs a block
+                    fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
+                    for job, _t in pairs:
+                        job.remaining = job.remaining - fm
+                    for frame, fk, _t in grows:
+                        frame.pos[fk] += fm
+                        frame.grown = True
+                    for job, t in pairs:
+                        if job.remaining - t <= EPS:
+                            regrow = None
                 k += m
                 m = 0
-                fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
-                for job, _t in pairs:
-                    job.remaining = job.remaining - fm
-                for frame, fk, _t in grows:
-                    frame.pos[fk] += fm
-                    frame.grown = True
-                for job, t in pairs:
-                    if job.remaining - t <= EPS:
-                        regrow = None
                 if regrow is None:
                     break
                 self.env._now = now
@@ -467,20 +471,9 @@ class ClosedRuns:
                 rem = job.remaining = job.remaining - t
                 if rem - t <= EPS:
                     finishing = True
-            if finishing or not _needs_block(grows):
-                if finishing:
-                    break
-                continue
-            if regrow is None:
+            if finishing:
                 break
-            self.env._now = now
-            cost = regrow()
-            if cost is None:
-                break
-            whole = _whole_steps(pairs, grows)
-            each = whole is None
-            k += m
-            m = 0
+            grow = _needs_block(grows)
         k += m
         if not each and m:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
