@@ -56,9 +56,10 @@ def load(path: str, **options: Any) -> ir.Program:
     keys = _lookup_keys(path, options)
     if keys is None:
         return _fresh(path, options)
-    slot, key = keys
+    slot, key, main_digest = keys
+    main = os.path.abspath(path)
     entry = os.path.join(folder, "programs", f"{slot}.pickle")
-    program = read_entry(entry, key, os.path.abspath(path))
+    program = read_entry(entry, key, main)
     if program is not None:
         return program
     reads, token = recording()
@@ -66,7 +67,8 @@ def load(path: str, **options: Any) -> ir.Program:
         program = _fresh(path, options)
     finally:
         stop_recording(token)
-    _write_entry(entry, key, reads, program)
+    if all(was == main_digest for read, was in reads if read == main):  # else edited meanwhile
+        _write_entry(entry, key, reads, program)
     return program
 
 
@@ -75,29 +77,31 @@ def _fresh(path: str, options: dict[str, Any]) -> ir.Program:
     return api_load(path, **options)
 
 
-def _lookup_keys(path: str, options: dict[str, Any]) -> Optional[tuple[str, str]]:
-    """`_keys` of the program file, or None when it is not looked up: a
-    pipe (opened once, by the load), a file too large, one that cannot be
-    read (the load says why), an option without a stable repr."""
+def _lookup_keys(path: str, options: dict[str, Any]) -> Optional[tuple[str, str, str]]:
+    """`_keys` of the program file and the `digest` of its bytes, or None
+    when it is not looked up: a pipe (opened once, by the load), a file too
+    large, one that cannot be read (the load says why), an option without
+    a stable repr."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > READ_LIMIT:
             return None
         with open(path, "rb") as f:
             data = f.read()
-        return _keys(path, data, options)
+        return _keys(path, digest(data), options)
     except Exception:
         return None
 
 
-def _keys(path: str, data: bytes, options: dict[str, Any]) -> tuple[str, str]:
-    """The entry's name (what the load was asked) and its key (what it read)."""
+def _keys(path: str, data_digest: str, options: dict[str, Any]) -> tuple[str, str, str]:
+    """The entry's name (what the load was asked), its key (what it read)
+    and `data_digest` (the program file's bytes, the load must read them)."""
     asked = repr((_FORMAT, path, os.path.abspath(path), os.path.realpath(path), os.getcwd(),
                   sorted(options.items())))
     slot = digest(asked.encode())[:32]
     made_of = repr((asked, __version__, sys.version, sys.implementation.cache_tag,
-                    pickle.HIGHEST_PROTOCOL, sources_stamp(), digest(data)))
-    return slot, digest(made_of.encode())
+                    pickle.HIGHEST_PROTOCOL, sources_stamp(), data_digest))
+    return slot, digest(made_of.encode()), data_digest
 
 
 def sources_stamp() -> list[tuple[str, int, int]]:

@@ -250,3 +250,19 @@ def test_run_imports_only_what_it_needs(tmp_path):
             for _ in range(2)]
     assert "serq.frontend" in runs[0]  # the first run loads the program
     assert runs[1] == "[]"  # the second reads it from the cache
+
+
+def test_a_program_edited_while_it_loads_is_not_kept(tmp_path, cache, capsys, monkeypatch):
+    # the file changes after the cache hashed it for the key and before the front end
+    # read it: an entry named by the first bytes must not hold the second program
+    monkeypatch.chdir(tmp_path)
+    real = program_cache._fresh
+
+    def edit_then_load(path, options):
+        (tmp_path / "main.sq").write_text(MAIN.replace("horizon 100", "horizon 90"))
+        return real(path, options)
+    with monkeypatch.context() as m:
+        m.setattr(program_cache, "_fresh", edit_then_load)
+        assert '"horizon":90,' in _run(capsys, "main.sq", "--json")[1]
+    (tmp_path / "main.sq").write_text(MAIN)  # the bytes the key was made of
+    assert '"horizon":100,' in _run(capsys, "main.sq", "--json")[1]
