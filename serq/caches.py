@@ -17,9 +17,14 @@ import stat
 import sys
 from typing import Optional
 
-#: While a program is loaded for the program cache: the (path, `digest`) of
-#: every file the front end reads (libraries, a workload file, a trace).
-_READS: contextvars.ContextVar[Optional[list[tuple[str, Optional[str]]]]] = \
+#: A file the front end read: its absolute path, its real path (a link
+#: moved to another file with the same bytes reads other files beside it)
+#: and the `digest` of its bytes (None: not a regular file).
+Read = tuple[str, str, Optional[str]]
+
+#: While a program is loaded for the program cache: every file the front
+#: end reads (libraries, a workload file, a trace).
+_READS: contextvars.ContextVar[Optional[list[Read]]] = \
     contextvars.ContextVar("serq_reads", default=None)
 
 
@@ -106,13 +111,20 @@ def note_read(path: str, data: Optional[bytes] = None) -> None:
             known = digest(data) if stat.S_ISREG(os.stat(path).st_mode) else None
         except OSError:
             known = None
-    reads.append((os.path.abspath(path), known))
+    reads.append((os.path.abspath(path), os.path.realpath(path), known))
 
 
-def recording() -> tuple[list[tuple[str, Optional[str]]], contextvars.Token]:
+def still_read(read: Read) -> bool:
+    """Whether the file of `read` (see `Read`) is still the same: the same
+    real path and the same bytes."""
+    path, real, known = read
+    return os.path.realpath(path) == real and file_digest(path) == known
+
+
+def recording() -> tuple[list[Read], contextvars.Token]:
     """Start remembering the files read (in this context): the list and the
     token that `stop_recording` takes."""
-    reads: list[tuple[str, Optional[str]]] = []
+    reads: list[Read] = []
     return reads, _READS.set(reads)
 
 

@@ -17,11 +17,11 @@ package's front-end sources and grammar (their sizes and modification
 times, as `.pyc` files check theirs), of the textX and Arpeggio
 installations, the serq-simpy and Python versions, and of that entry's
 identity; and when every other file the load read (libraries of `use`, a
-workload file, a trace) still has the bytes it had. Only programs that
-load without error are kept (a load prints nothing but its error, so a
-cached load prints exactly what a fresh one does: nothing). Any failure to
-read or write an entry falls back to loading the program; `SERQ_CACHE_DIR`
-set to an empty string turns the cache off.
+workload file, a trace) still has the bytes and the real path it had.
+Only programs that load without error are kept (a load prints nothing but
+its error, so a cached load prints exactly what a fresh one does:
+nothing). Any failure to read or write an entry falls back to loading
+the program; `SERQ_CACHE_DIR` set to an empty string turns the cache off.
 """
 from __future__ import annotations
 
@@ -33,11 +33,11 @@ import sys
 from typing import Any, Optional
 
 from . import __version__, ir
-from .caches import (cache_dir, digest, file_digest, grammar_dir, recording,
+from .caches import (Read, cache_dir, digest, grammar_dir, recording, still_read,
                      stop_recording, write_atomic)
 
 #: Bump when the form of an entry changes.
-_FORMAT = 1
+_FORMAT = 2
 #: Entries kept: past this many, writing one removes the least recently written.
 MAX_ENTRIES = 256
 #: A program file larger than this is not looked up (the front end refuses
@@ -67,7 +67,7 @@ def load(path: str, **options: Any) -> ir.Program:
         program = _fresh(path, options)
     finally:
         stop_recording(token)
-    if all(was == main_digest for read, was in reads if read == main):  # else edited meanwhile
+    if all(was == main_digest for read, _, was in reads if read == main):  # else edited meanwhile
         _write_entry(entry, key, reads, program)
     return program
 
@@ -126,15 +126,16 @@ def sources_stamp() -> list[tuple[str, int, int]]:
 
 def read_entry(entry: str, key: str, main: str) -> Optional[ir.Program]:
     """The program of the cache entry `entry` if its key is `key` and every
-    file it was read from (but the program file `main`, whose bytes are in
-    the key) still has the same bytes; else None."""
+    file it was read from (but the program file `main`, whose bytes and
+    real path are in the key) is still the same (`caches.still_read`);
+    else None."""
     try:
         with open(entry, "rb") as f:
             stored_key, reads = pickle.load(f)
             if stored_key != key:
                 return None
-            for path, was in reads:
-                if path != main and file_digest(path) != was:
+            for read in reads:
+                if read[0] != main and not still_read(read):
                     return None
             program = pickle.load(f)
     except Exception:  # missing, damaged or stale: load the program afresh
@@ -142,11 +143,11 @@ def read_entry(entry: str, key: str, main: str) -> Optional[ir.Program]:
     return program if isinstance(program, ir.Program) else None
 
 
-def _write_entry(entry: str, key: str, reads: list[tuple[str, Optional[str]]],
+def _write_entry(entry: str, key: str, reads: list[Read],
                  program: ir.Program) -> None:
     """Write the entry (key and files read, then the program); give up
     silently on any error, and when a file read cannot be checked again (a pipe)."""
-    if any(was is None for _, was in reads):
+    if any(was is None for _, _, was in reads):
         return
     try:
         buf = io.BytesIO()

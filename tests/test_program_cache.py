@@ -266,3 +266,24 @@ def test_a_program_edited_while_it_loads_is_not_kept(tmp_path, cache, capsys, mo
         assert '"horizon":90,' in _run(capsys, "main.sq", "--json")[1]
     (tmp_path / "main.sq").write_text(MAIN)  # the bytes the key was made of
     assert '"horizon":100,' in _run(capsys, "main.sq", "--json")[1]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_a_library_link_moved_to_a_twin_misses(tmp_path, cache, capsys, monkeypatch):
+    # lib.sq links to a/lib.sq, then to b/lib.sq: the same bytes, but each uses the
+    # inner.sq next to it (a library's `use` is read beside the file it links to)
+    monkeypatch.chdir(tmp_path)
+    for folder, factor in (("a", 1), ("b", 2)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "lib.sq").write_text('use "inner.sq";\n')
+        (tmp_path / folder / "inner.sq").write_text(f"def scale(x) = x * {factor};\n")
+    os.remove(tmp_path / "lib.sq")
+    os.symlink(tmp_path / "a" / "lib.sq", tmp_path / "lib.sq")
+    first = _run(capsys, "main.sq", "--json")
+    assert first[0] == 0 and len(_entries(cache)) == 1
+    os.remove(tmp_path / "lib.sq")
+    os.symlink(tmp_path / "b" / "lib.sq", tmp_path / "lib.sq")
+    second = _run(capsys, "main.sq", "--json")
+    assert second[0] == 0 and second[1] != first[1]
+    monkeypatch.setenv("SERQ_CACHE_DIR", "")  # what a load without the cache gives
+    assert _run(capsys, "main.sq", "--json") == second
