@@ -41,7 +41,9 @@ def grammar_dir() -> str:
 
 
 def cache_dir() -> Optional[str]:
-    """Where the caches are kept, or None when caching is off."""
+    """Where the caches are kept, or None when caching is off: by default
+    also when the user has no home directory (`~` would stay `~`, a folder
+    of that name in the working directory)."""
     env = os.environ.get("SERQ_CACHE_DIR")
     if env is not None:
         return env or None
@@ -50,8 +52,9 @@ def cache_dir() -> Optional[str]:
     elif sys.platform == "darwin":
         base = os.path.join(os.path.expanduser("~"), "Library", "Caches")
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "serq-simpy")
+        xdg = os.environ.get("XDG_CACHE_HOME", "")  # used only when absolute (XDG rules)
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "serq-simpy") if os.path.isabs(base) else None
 
 
 def write_atomic(folder: str, path: str, data: bytes) -> None:

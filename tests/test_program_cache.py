@@ -287,3 +287,29 @@ def test_a_library_link_moved_to_a_twin_misses(tmp_path, cache, capsys, monkeypa
     assert second[0] == 0 and second[1] != first[1]
     monkeypatch.setenv("SERQ_CACHE_DIR", "")  # what a load without the cache gives
     assert _run(capsys, "main.sq", "--json") == second
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX user without a home")
+def test_no_home_no_cache(tmp_path, capsys, monkeypatch):
+    # no HOME and a user the password database does not know (a container's
+    # numeric uid): `~` stays `~`, and the caches would be written into a folder
+    # named `~` in the working directory; then there is no cache
+    import pwd
+
+    from serq import caches
+
+    def unknown(uid):
+        raise KeyError(uid)
+    monkeypatch.delenv("SERQ_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert caches.cache_dir() is None
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(os.path.join(ROOT, "examples", "single-turn", "mg1.sq"), tmp_path)
+    assert _run(capsys, "mg1.sq", "--horizon", "10")[0] == 0
+    assert os.listdir(tmp_path) == ["mg1.sq"]
+    # XDG_CACHE_HOME must be absolute (the XDG base directory rules): a relative one is not used
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert caches.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "serq-simpy")
