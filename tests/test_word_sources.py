@@ -97,3 +97,17 @@ def test_the_budget_and_a_missing_randomgen(monkeypatch):
             spent += 1
         assert spent == round(rng._START_BUDGET / rng._COST_NUMPY)
         assert rng._source(8) is rng._RG is not None  # from then on, randomgen for all
+
+
+def test_a_broken_randomgen_leaves_the_other_sources(monkeypatch):
+    # an installation built against another numpy fails at import with a ValueError
+    # ("numpy.dtype size changed"), not an ImportError: the run goes on with the
+    # pure and numpy sources (the same words) instead of stopping in a traceback
+    def broken():
+        raise ValueError("numpy.dtype size changed, may indicate binary incompatibility")
+    monkeypatch.setattr(rng, "_RG", None)
+    monkeypatch.setattr(rng, "_rg_missing", False)
+    monkeypatch.setattr(rng, "_spent", rng._START_BUDGET)  # the next fetch would import it
+    monkeypatch.setattr(rng, "_randomgen_fetches", broken)
+    assert rng._source(1024) is rng._NUMPY and rng._source(8) is rng._PURE
+    assert rng.load_randomgen() is None
