@@ -10,7 +10,8 @@ one. `@node` records the fields as `@dataclass` does and installs stand-in
 methods; the first call of one has `@dataclass` itself write that method
 for a class of the same name and fields, puts it in place of the stand-in
 and goes on. The classes are dataclasses to the
-`dataclasses` module (`fields`, `replace`, `asdict`, `is_dataclass`),
+`dataclasses` module (`fields`, `replace`, `asdict`, `is_dataclass`; and
+`copy.replace` from Python 3.13),
 unhashable as `@dataclass` makes them, and their methods, once compiled,
 are `@dataclass`'s own.
 
@@ -35,6 +36,7 @@ class _Template:
 
 
 _FIELD = getattr(dataclasses, "_FIELD", None)   # a field that is neither ClassVar nor InitVar
+_REPLACE = getattr(dataclasses, "_replace", None)  # `__replace__` (Python 3.13 on)
 _METHODS = ("__init__", "__repr__", "__eq__")
 
 
@@ -71,6 +73,8 @@ def node(cls: T) -> T:
     cls.__dataclass_params__ = _Template.__dataclass_params__  # type: ignore[attr-defined]
     cls.__match_args__ = tuple(f.name for f in positional)  # type: ignore[attr-defined]
     cls.__hash__ = None  # type: ignore[assignment]  # @dataclass(eq=True) is unhashable
+    if _REPLACE is not None and "__replace__" not in own:  # for copy.replace, as @dataclass
+        cls.__replace__ = _REPLACE  # type: ignore[attr-defined]
     for m in _METHODS:
         setattr(cls, m, _first_use(cls, m))
     return cls

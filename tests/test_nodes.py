@@ -130,3 +130,13 @@ def test_every_class_matches_its_dataclass_twin(module):
         assert str(inspect.signature(cls)) == str(inspect.signature(twin)), cls
         assert mine == cls(*args) and cls.__hash__ is None, cls
         assert cls.__match_args__ == twin.__match_args__, cls
+
+
+@pytest.mark.skipif(not hasattr(__import__("copy"), "replace"), reason="copy.replace: Python 3.13")
+def test_copy_replace_as_for_a_dataclass():
+    # from Python 3.13 @dataclass gives each class `__replace__`, which copy.replace calls
+    import copy
+    a, t = Node("x", 2.0, via=(1,)), Twin("x", 2.0, via=(1,))
+    b, u = copy.replace(a, value=5.0), copy.replace(t, value=5.0)
+    assert type(b) is Node and repr(b) == repr(u)
+    assert b.via == (1,) and b.items is a.items
