@@ -116,6 +116,10 @@ def test_every_class_matches_its_dataclass_twin(module):
     assert len(classes) > 45
     for cls in classes:
         fields = dataclasses.fields(cls)
+        declared: dict = {}  # the annotations of the class and its bases, as written
+        for c in reversed(cls.__mro__):
+            declared.update(inspect.get_annotations(c))
+        assert [f.name for f in fields] == list(declared), cls  # the twin is made of these
         body = {"__annotations__": {f.name: f.type for f in fields},
                 "__module__": cls.__module__, "__qualname__": cls.__qualname__}
         for f in fields:
