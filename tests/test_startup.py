@@ -84,3 +84,14 @@ def test_the_command_freezes_what_it_loaded(capsys):
     assert cli.main(["check", MG1]) == 0  # called with arguments: a library call
     assert gc.get_freeze_count() == before
     capsys.readouterr()
+
+
+def test_the_report_package_lists_its_lazy_names():
+    # serq.report imports its names on first use; dir() (completion, pydoc) still
+    # shows each of them, and each is the object of its module
+    import serq.report as report
+    from serq.report import json_report, model
+    assert set(report.__all__) <= set(dir(report))
+    assert report.to_json is json_report.to_json and report.Report is model.Report
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        report.nothing
