@@ -20,7 +20,9 @@ the signature there), and until the first call `inspect.signature` shows
 the stand-in's `(*args, **kw)`. Supported: annotated fields with any
 `field(...)` options and inheritance; refused: `ClassVar`, `InitVar`,
 `KW_ONLY`, a class's own `__init__`, `__repr__`, `__eq__`, `__hash__` or
-`__post_init__` (use `@dataclass` for those).
+`__post_init__` (use `@dataclass` for those). A class whose annotations
+are evaluated lazily (Python 3.14 without `from __future__ import
+annotations`) is handed to `@dataclass` as it is.
 """
 from __future__ import annotations
 
@@ -38,13 +40,17 @@ class _Template:
 _FIELD = getattr(dataclasses, "_FIELD", None)   # a field that is neither ClassVar nor InitVar
 _REPLACE = getattr(dataclasses, "_replace", None)  # `__replace__` (Python 3.13 on)
 _METHODS = ("__init__", "__repr__", "__eq__")
+_ANNOTATE = ("__annotate__", "__annotate_func__")  # deferred annotations (PEP 649)
 
 
 def node(cls: T) -> T:
     """`@dataclass`, with `__init__`, `__repr__` and `__eq__` compiled on first use."""
-    if _FIELD is None:  # a Python whose dataclasses differ: the real thing
-        return dataclasses.dataclass(cls)
     own = cls.__dict__
+    if _FIELD is None or ("__annotations__" not in own and any(a in own for a in _ANNOTATE)):
+        # a Python whose dataclasses differ, or annotations made only when asked for
+        # (Python 3.14 in a module without `from __future__ import annotations`,
+        # where the class's own `__annotations__` is not in its dictionary): the real thing
+        return dataclasses.dataclass(cls)
     if "__post_init__" in own or any(m in own for m in _METHODS + ("__hash__",)):
         raise TypeError(f"{cls.__name__}: @node makes __init__, __repr__ and __eq__ "
                         "and takes no __post_init__ or __hash__")

@@ -144,3 +144,16 @@ def test_copy_replace_as_for_a_dataclass():
     b, u = copy.replace(a, value=5.0), copy.replace(t, value=5.0)
     assert type(b) is Node and repr(b) == repr(u)
     assert b.via == (1,) and b.items is a.items
+
+
+def test_lazy_annotations_go_to_dataclass():
+    # Python 3.14 keeps a class's annotations behind `__annotate__` (PEP 649) unless its
+    # module imports `annotations` from __future__: `@node` would find no field in the
+    # class's dictionary, so it hands such a class to @dataclass (here the 3.14 layout
+    # is imitated: `__annotate__` and no `__annotations__` in the class's dictionary)
+    def annotate(format):
+        return {"x": int}
+    Lazy = type("Lazy", (), {"__annotate__": annotate, "__module__": __name__})
+    made = node(Lazy)
+    assert made is Lazy and dataclasses.is_dataclass(made)
+    assert made.__dict__["__init__"].__code__.co_name == "__init__"  # @dataclass's, no stand-in
