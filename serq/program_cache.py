@@ -67,7 +67,8 @@ def load(path: str, **options: Any) -> ir.Program:
         program = _fresh(path, options)
     finally:
         stop_recording(token)
-    if all(was == main_digest for read, _, was in reads if read == main):  # else edited meanwhile
+    mains = [was for read, _, was in reads if read == main]  # none: the reads went unseen
+    if mains and all(was == main_digest for was in mains):  # else edited meanwhile
         _write_entry(entry, key, reads, program)
     return program
 

@@ -313,3 +313,16 @@ def test_no_home_no_cache(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", "relative")
     assert caches.cache_dir() == os.path.join(str(tmp_path / "home"), ".cache", "serq-simpy")
+
+
+def test_a_load_whose_reads_were_not_seen_is_not_kept(tmp_path, cache, capsys, monkeypatch):
+    # the entry trusts the list of files the load read; should that list miss the
+    # reads (a thread without the recording context), the program file is missing
+    # from it too, and nothing is kept: a library edited later must be seen
+    from serq.frontend import source, trace
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as m:
+        m.setattr(source, "note_read", lambda path, data=None: None)
+        m.setattr(trace, "note_read", lambda path, data=None: None)
+        first = _run(capsys, "main.sq", "--json")
+    assert first[0] == 0 and _entries(cache) == []
