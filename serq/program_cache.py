@@ -30,6 +30,7 @@ import os
 import pickle
 import stat
 import sys
+import time
 from typing import Any, Optional
 
 from . import __version__, ir
@@ -40,6 +41,8 @@ from .caches import (Read, cache_dir, digest, grammar_dir, recording, still_read
 _FORMAT = 2
 #: Entries kept: past this many, writing one removes the least recently written.
 MAX_ENTRIES = 256
+#: A temporary file older than this (seconds) is a dead writer's, removed by a prune.
+TMP_AGE = 3600.0
 #: A program file larger than this is not looked up (the front end refuses
 #: anything over `serq.frontend.source.MAX_SOURCE_BYTES`, far below).
 READ_LIMIT = 1 << 22
@@ -163,13 +166,19 @@ def _write_entry(entry: str, key: str, reads: list[Read],
 
 def _prune(folder: str) -> None:
     """Keep the newest `MAX_ENTRIES` entries of `folder` (programs written
-    in temporary directories would otherwise pile up)."""
+    in temporary directories would otherwise pile up), and remove the
+    temporary files of writers that died before their rename."""
     try:
+        found, left = [], []
         with os.scandir(folder) as it:
-            found = [(e.stat().st_mtime_ns, e.path) for e in it
-                     if e.name.endswith(".pickle") and not e.name.startswith(".")]
-        if len(found) > MAX_ENTRIES:
-            for _, path in sorted(found)[:len(found) - MAX_ENTRIES]:
-                os.unlink(path)
+            for e in it:
+                if e.name.startswith(".tmp-"):
+                    left.append((e.stat().st_mtime, e.path))
+                elif e.name.endswith(".pickle") and not e.name.startswith("."):
+                    found.append((e.stat().st_mtime_ns, e.path))
+        dead = time.time() - TMP_AGE
+        for path in [p for mtime, p in left if mtime < dead] + \
+                [p for _, p in sorted(found)[:max(len(found) - MAX_ENTRIES, 0)]]:
+            os.unlink(path)
     except OSError:  # another process pruned first, or the folder went away
         pass

@@ -326,3 +326,19 @@ def test_a_load_whose_reads_were_not_seen_is_not_kept(tmp_path, cache, capsys, m
         m.setattr(trace, "note_read", lambda path, data=None: None)
         first = _run(capsys, "main.sq", "--json")
     assert first[0] == 0 and _entries(cache) == []
+
+
+def test_left_temporary_files_are_pruned(tmp_path, cache, capsys, monkeypatch):
+    # a writer killed between its temporary file and the rename leaves the file
+    # behind; an hour later it is no one's and goes with the next prune (a newer
+    # one may be a writer's at work and stays)
+    monkeypatch.chdir(tmp_path)
+    folder = cache / "programs"
+    folder.mkdir(parents=True)
+    old, new = folder / ".tmp-old.pickle", folder / ".tmp-new.pickle"
+    old.write_bytes(b"half")
+    new.write_bytes(b"half")
+    os.utime(old, (1e9, 1e9))
+    assert _run(capsys, "main.sq")[0] == 0
+    assert not old.exists() and new.exists()
+    assert len([e for e in _entries(cache) if not e.name.startswith(".")]) == 1
