@@ -176,7 +176,8 @@ class Pool:
         make room once the answer is True. Checked when overridden: a bool,
         and True only when `used + units ≤ cap`. Default: `used +
         reservations + units ≤ cap`."""
-        return self.used + self.reserved(frame) + units <= self.cap + TOL
+        held = self.reserved(frame) if self.spec.reserve_held else 0.0
+        return self.used + held + units <= self.cap + TOL
 
     def select_candidate(self) -> Any:
         """Policy: the waiting hold frame to try next (`queue fifo` / `queue by`).

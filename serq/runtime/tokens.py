@@ -157,7 +157,13 @@ class TokenLog:
                 st.gaps[stage] = [t - u.last]
             else:
                 out.append(t - u.last)
-        u.extend(stage, t)
+        # `u.extend(stage, t)`, inline
+        u.count += 1
+        u.last = t
+        u.prev_decode = True
+        u.prev_stage = stage
+        if u.preempted:
+            u.preempted = ()
         return None
 
     def decode_run(self, sessions: list, stage: Any, times: list) -> None:
