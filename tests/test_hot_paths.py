@@ -1,8 +1,10 @@
 """The batched forms of hot paths give exactly what their one-at-a-time forms give."""
 from __future__ import annotations
 
+import os
 import random
 
+import serq
 from serq.runtime.pools import CacheEntry, Pool, _lru_key
 from serq.stats.gauges import LogHistogram
 
@@ -118,3 +120,48 @@ def test_whole_steps_refuse_a_hold_moved_by_two_runs():
     assert _whole_steps(runs + runs[:1], [(other, 0, 1.0), (shared, 0, 1.0),
                                           (other, 0, 1.0)]) is None
     assert _whole_steps(runs, [(shared, 0, 1.0), (shared, 1, 1.0)]) == 13  # two positions of one frame
+
+
+def test_budget_left_adds_the_wants_in_order():
+    # `budget_left` adds each resident's want (`_want`: one token or what is
+    # left of a decode, up to `chunk` of a prefill) inline, left to right; it
+    # must give what `max(0, b - Σ _want)` gives with the additions in
+    # resident order (fails when a want, its order or the clamp is off)
+    from types import SimpleNamespace
+
+    from serq.runtime.engine import StepStage
+    rng = random.Random(13)
+    for trial in range(400):
+        st = StepStage.__new__(StepStage)
+        st.admit_left = None
+        b = rng.choice([8192.0, 100.0, 7.5, 0.3])
+        c = rng.choice([0.0, 512.0, 3.0, 0.7, -1.0])
+        st._budget_chunk = lambda b=b, c=c: (b, c)
+        st.residents = [SimpleNamespace(
+            mode=rng.choice(["decode", "prefill"]),
+            remaining=rng.choice([1.0, 0.25, 3.0, rng.uniform(0.0, 2.0), rng.expovariate(1e-3)]))
+            for _ in range(rng.randint(0, 9))]
+        expected = 0
+        for j in st.residents:
+            expected += st._want(j, c)
+        assert st.budget_left() == max(0.0, b - expected), trial
+
+
+def test_served_queues_are_the_served_pools_queues():
+    # `queue_waiting` reads the queues of the pools naming the engine in
+    # `admit via`, kept as the lists themselves at build time: they must be
+    # those pools' queues, in order, and see a waiting hold as it joins
+    from serq.runtime.simulation import Simulation
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sim = Simulation(serq.load(os.path.join(root, "examples", "pd-disaggregation",
+                                            "llmd_nixl_pull.sq")))
+    served = [st for st in sim.step_list if st.served_pools]
+    assert served  # the decode pods admit via their engines
+    for st in served:
+        assert len(st.served_queues) == len(st.served_pools)
+        for q, pool in zip(st.served_queues, st.served_pools):
+            assert q is pool.queue
+        assert not st.queue_waiting()
+        st.served_pools[-1].queue.append(object())
+        assert st.queue_waiting()
+        st.served_pools[-1].queue.clear()
