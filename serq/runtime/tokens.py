@@ -157,13 +157,7 @@ class TokenLog:
                 st.gaps[stage] = [t - u.last]
             else:
                 out.append(t - u.last)
-        # `u.extend(stage, t)`, inline
-        u.count += 1
-        u.last = t
-        u.prev_decode = True
-        u.prev_stage = stage
-        if u.preempted:
-            u.preempted = ()
+        u.extend(stage, t)
         return None
 
     def decode_run(self, sessions: list, stage: Any, times: list) -> None:
