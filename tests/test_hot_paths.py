@@ -165,3 +165,36 @@ def test_served_queues_are_the_served_pools_queues():
         st.served_pools[-1].queue.append(object())
         assert st.queue_waiting()
         st.served_pools[-1].queue.clear()
+
+
+def test_add_many_of_many_gaps_is_the_gap_by_gap_formula():
+    # long lists with runs of equal gaps against the definition applied gap by gap: bucket ⌊ln x / ln 1.01⌋ (x ≤ 0 and
+    # NaN below all), count, least and greatest, the sum added left to right
+    # (fails when a run is miscounted, a bound is off or the sum reassociates)
+    import math
+
+    from serq.stats.gauges import _LOG_WIDTH, _NONPOSITIVE
+    rng = random.Random(17)
+    hist = LogHistogram()
+    buckets: dict = {}
+    total = 0.0
+    for trial in range(60):
+        xs = []
+        while len(xs) < rng.choice([64, 65, 300, 2000]):
+            x = rng.choice([0.25, 1e-3, 0.0, -0.0, -1.0, rng.random(), rng.expovariate(1e-3),
+                            0.1 + 0.2, 0.3, math.nan if trial % 10 == 9 else 0.5])
+            xs.extend([x] * rng.choice([1, 1, 2, 7]))
+        hist.add_many(xs)
+        for x in xs:
+            total += x
+            k = math.floor(math.log(x) / _LOG_WIDTH) if x > 0.0 else _NONPOSITIVE
+            b = buckets.setdefault(k, [0, x, x])
+            b[0] += 1
+            if x < b[1]:
+                b[1] = x
+            elif x > b[2]:
+                b[2] = x
+        assert repr(sorted(hist._buckets.items())) == repr(sorted(buckets.items())), trial
+        assert repr(hist._sum) == repr(total), trial  # (NaN once a NaN gap was added)
+        if total != total:
+            total, hist._sum = 0.0, 0.0  # start the sum again to keep checking it
