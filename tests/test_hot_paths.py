@@ -198,3 +198,43 @@ def test_add_many_of_many_gaps_is_the_gap_by_gap_formula():
         assert repr(hist._sum) == repr(total), trial  # (NaN once a NaN gap was added)
         if total != total:
             total, hist._sum = 0.0, 0.0  # start the sum again to keep checking it
+
+
+def test_totals_sum_what_each_hold_has_in_the_memory_pool():
+    # `totals` over a plan's runs: each session's units in the engine's
+    # memory pool, over all its holds (a hold names a pool at most once, at
+    # any place; holds without it, and emptied holds, add nothing), summed
+    # by decoders and prefills in run order (fails when a hold is missed,
+    # the wrong place is read or the order of the additions changes)
+    from types import SimpleNamespace
+
+    from serq.runtime.engine import StepStage
+    rng = random.Random(19)
+    mem, other, third = object(), object(), object()
+    st = StepStage.__new__(StepStage)
+    st.spec = SimpleNamespace(needs_kv=True)
+    st.memory = mem
+    for trial in range(300):
+        jobs = []
+        for _ in range(rng.randint(0, 6)):
+            holds = []
+            for _ in range(rng.randint(0, 3)):
+                pools = rng.sample([mem, other, third], rng.randint(0, 3))
+                holds.append(SimpleNamespace(pools=pools, alloc=[
+                    rng.choice([16.0, 0.1, 0.2, rng.uniform(0, 1e4)]) for _ in pools]))
+            s = SimpleNamespace(holds=holds) if rng.random() < 0.9 else None
+            jobs.append(SimpleNamespace(session=s, mode=rng.choice(["decode", "prefill"])))
+        st.residents = jobs
+        dec = kvd = kvp = 0.0
+        for j in jobs:
+            held = 0.0
+            for frame in (j.session.holds if j.session is not None else []):
+                for k, p in enumerate(frame.pools):
+                    if p is mem:
+                        held += frame.alloc[k]
+            if j.mode == "decode":
+                dec += 1
+                kvd += held
+            else:
+                kvp += held
+        assert st.totals(jobs) == (float(len(jobs)), dec, kvd, kvp), trial

@@ -216,12 +216,9 @@ class StepStage(Burst, Stage):
             s = j.session
             if s is not None:
                 for frame in s.holds:
-                    k = 0
-                    for p in frame.pools:
-                        if p is mem:
-                            held += frame.alloc[k]
-                            break
-                        k += 1
+                    pools = frame.pools
+                    if mem in pools:  # (pools compare by identity)
+                        held += frame.alloc[pools.index(mem)]
             if j.mode == "decode":
                 dec += 1
                 kvd += held
