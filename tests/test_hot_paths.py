@@ -238,3 +238,32 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             else:
                 kvp += held
         assert st.totals(jobs) == (float(len(jobs)), dec, kvd, kvp), trial
+
+
+def test_a_computed_index_reads_the_member_or_reports_the_index():
+    # generated code reads a family member by its index value in one lookup
+    # (`exprs.Members`); a value that is not a whole number in range still
+    # stops the run with the index checker's message (Part 01 §4.3). The
+    # member served is the one the value names (-0 is member 0)
+    from serq.errors import SimulationError
+
+    def run(index: str):
+        src = f"""
+stage rep[2] : fifo;
+workload {{ arrive poisson(1); }}
+server {{ set i = {index}; run rep[i] (1); }}
+run {{ horizon 10; seed 1; }}
+"""
+        return serq.run(serq.load(source=src))
+
+    for index, member in (("1", 1), ("-0", 0), ("2 - 2", 0)):
+        rep = run(index)
+        done = [row.completed for row in rep.stages if row.name == "rep"]
+        assert done[member] > 0 and done[1 - member] == 0, index
+    for index, shown in (("2", "2"), ("0.5", "0.5"), ("-1", "-1"), ("0/0", "NaN")):
+        try:
+            run(index)
+        except SimulationError as exc:
+            assert f"`rep[…]`: the index is {shown}, not a whole number from 0 to 1" in str(exc)
+        else:
+            raise AssertionError(f"index {index} was accepted")
