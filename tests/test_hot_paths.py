@@ -267,3 +267,47 @@ run {{ horizon 10; seed 1; }}
             assert f"`rep[…]`: the index is {shown}, not a whole number from 0 to 1" in str(exc)
         else:
             raise AssertionError(f"index {index} was accepted")
+
+
+def test_fmin_fmax_are_the_nan_ignoring_definitions():
+    # `min`/`max` of expressions (Rust f64::min/max): a NaN argument is
+    # ignored when the other is a number; written with the common case
+    # first, they must return the very object the definition returns (two
+    # NaNs: the second; equal numbers, 0.0 and -0.0 too: the first)
+    import math
+
+    from serq.runtime.numeric import fmax, fmin
+
+    def ref_min(a, b):
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return a if a <= b else b
+
+    def ref_max(a, b):
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return a if a >= b else b
+
+    nan1, nan2 = float("nan"), -float("nan")
+    values = [nan1, nan2, 0.0, -0.0, 1.0, -1.0, 2.5, math.inf, -math.inf, 1e-300]
+    for a in values:
+        for b in values:
+            assert fmin(a, b) is ref_min(a, b), (a, b)
+            assert fmax(a, b) is ref_max(a, b), (a, b)
+
+
+def test_floor_ceil_keep_nan_and_infinities():
+    # `floor`/`ceil` of expressions return NaN and ±inf unchanged (found as
+    # `x - x` not being 0), every finite value rounded as a float
+    import math
+
+    from serq.runtime.numeric import ceil, floor
+    for x in (math.nan, math.inf, -math.inf):
+        assert floor(x) is x and ceil(x) is x
+    for x in (0.0, -0.0, 0.5, -0.5, 2.0, -2.0, 1e300, -1e300, 4503599627370495.5, 1e-300, 7):
+        assert floor(x) == float(math.floor(x)) and type(floor(x)) is float
+        assert ceil(x) == float(math.ceil(x)) and type(ceil(x)) is float
