@@ -311,3 +311,20 @@ def test_floor_ceil_keep_nan_and_infinities():
     for x in (0.0, -0.0, 0.5, -0.5, 2.0, -2.0, 1e300, -1e300, 4503599627370495.5, 1e-300, 7):
         assert floor(x) == float(math.floor(x)) and type(floor(x)) is float
         assert ceil(x) == float(math.ceil(x)) and type(ceil(x)) is float
+
+
+def test_block_rounding_keeps_nan_and_infinities():
+    # `ru`/`rd` round a finite amount to whole blocks and return NaN and
+    # ±inf unchanged (found as `x - x` not being 0), as with `isfinite`
+    import math
+
+    for block in (None, 16.0, 0.5, 3.0):
+        pool = Pool.__new__(Pool)
+        pool.block = block
+        for x in (math.nan, math.inf, -math.inf):
+            assert pool.ru(x) is x and pool.rd(x) is x
+        for x in (0.0, -0.0, 1.0, 15.9, 16.0, 16.1, -7.5, 1e300, 1e-300, 123456.75):
+            up = x if block is None else math.ceil(x / block) * block
+            down = x if block is None else math.floor(x / block) * block
+            assert pool.ru(x) == up and type(pool.ru(x)) is type(up), (block, x)
+            assert pool.rd(x) == down and type(pool.rd(x)) is type(down), (block, x)

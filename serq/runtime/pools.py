@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from math import ceil, floor, isfinite
+from math import ceil, floor
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -114,12 +114,13 @@ class Pool:
     def ru(self, x: float) -> float:
         """`x` rounded up to a multiple of the block."""
         b = self.block
-        return x if b is None else ceil(x / b) * b if isfinite(x) else x
+        # (x - x is 0.0 exactly when x is finite)
+        return x if b is None or x - x != 0.0 else ceil(x / b) * b
 
     def rd(self, x: float) -> float:
         """`x` rounded down to a multiple of the block."""
         b = self.block
-        return x if b is None else floor(x / b) * b if isfinite(x) else x
+        return x if b is None or x - x != 0.0 else floor(x / b) * b
 
     # -- time averages ------------------------------------------------------------
     def touch(self) -> None:
