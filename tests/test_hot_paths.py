@@ -1,8 +1,10 @@
 """The batched forms of hot paths give exactly what their one-at-a-time forms give."""
 from __future__ import annotations
 
+import os
 import random
 
+import serq
 from serq.runtime.pools import CacheEntry, Pool, _lru_key
 from serq.stats.gauges import LogHistogram
 
@@ -118,3 +120,211 @@ def test_whole_steps_refuse_a_hold_moved_by_two_runs():
     assert _whole_steps(runs + runs[:1], [(other, 0, 1.0), (shared, 0, 1.0),
                                           (other, 0, 1.0)]) is None
     assert _whole_steps(runs, [(shared, 0, 1.0), (shared, 1, 1.0)]) == 13  # two positions of one frame
+
+
+def test_budget_left_adds_the_wants_in_order():
+    # `budget_left` adds each resident's want (`_want`: one token or what is
+    # left of a decode, up to `chunk` of a prefill) inline, left to right; it
+    # must give what `max(0, b - Σ _want)` gives with the additions in
+    # resident order (fails when a want, its order or the clamp is off)
+    from types import SimpleNamespace
+
+    from serq.runtime.engine import StepStage
+    rng = random.Random(13)
+    for trial in range(400):
+        st = StepStage.__new__(StepStage)
+        st.admit_left = None
+        b = rng.choice([8192.0, 100.0, 7.5, 0.3])
+        c = rng.choice([0.0, 512.0, 3.0, 0.7, -1.0])
+        st._budget_chunk = lambda b=b, c=c: (b, c)
+        st.residents = [SimpleNamespace(
+            mode=rng.choice(["decode", "prefill"]),
+            remaining=rng.choice([1.0, 0.25, 3.0, rng.uniform(0.0, 2.0), rng.expovariate(1e-3)]))
+            for _ in range(rng.randint(0, 9))]
+        expected = 0
+        for j in st.residents:
+            expected += st._want(j, c)
+        assert st.budget_left() == max(0.0, b - expected), trial
+
+
+def test_served_queues_are_the_served_pools_queues():
+    # `queue_waiting` reads the queues of the pools naming the engine in
+    # `admit via`, kept as the lists themselves at build time: they must be
+    # those pools' queues, in order, and see a waiting hold as it joins
+    from serq.runtime.simulation import Simulation
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sim = Simulation(serq.load(os.path.join(root, "examples", "pd-disaggregation",
+                                            "llmd_nixl_pull.sq")))
+    served = [st for st in sim.step_list if st.served_pools]
+    assert served  # the decode pods admit via their engines
+    for st in served:
+        assert len(st.served_queues) == len(st.served_pools)
+        for q, pool in zip(st.served_queues, st.served_pools):
+            assert q is pool.queue
+        assert not st.queue_waiting()
+        st.served_pools[-1].queue.append(object())
+        assert st.queue_waiting()
+        st.served_pools[-1].queue.clear()
+
+
+def test_add_many_of_many_gaps_is_the_gap_by_gap_formula():
+    # long lists with runs of equal gaps against the definition applied gap by gap: bucket ⌊ln x / ln 1.01⌋ (x ≤ 0 and
+    # NaN below all), count, least and greatest, the sum added left to right
+    # (fails when a run is miscounted, a bound is off or the sum reassociates)
+    import math
+
+    from serq.stats.gauges import _LOG_WIDTH, _NONPOSITIVE
+    rng = random.Random(17)
+    hist = LogHistogram()
+    buckets: dict = {}
+    total = 0.0
+    for trial in range(60):
+        xs = []
+        while len(xs) < rng.choice([64, 65, 300, 2000]):
+            x = rng.choice([0.25, 1e-3, 0.0, -0.0, -1.0, rng.random(), rng.expovariate(1e-3),
+                            0.1 + 0.2, 0.3, math.nan if trial % 10 == 9 else 0.5])
+            xs.extend([x] * rng.choice([1, 1, 2, 7]))
+        hist.add_many(xs)
+        for x in xs:
+            total += x
+            k = math.floor(math.log(x) / _LOG_WIDTH) if x > 0.0 else _NONPOSITIVE
+            b = buckets.setdefault(k, [0, x, x])
+            b[0] += 1
+            if x < b[1]:
+                b[1] = x
+            elif x > b[2]:
+                b[2] = x
+        assert repr(sorted(hist._buckets.items())) == repr(sorted(buckets.items())), trial
+        assert repr(hist._sum) == repr(total), trial  # (NaN once a NaN gap was added)
+        if total != total:
+            total, hist._sum = 0.0, 0.0  # start the sum again to keep checking it
+
+
+def test_totals_sum_what_each_hold_has_in_the_memory_pool():
+    # `totals` over a plan's runs: each session's units in the engine's
+    # memory pool, over all its holds (a hold names a pool at most once, at
+    # any place; holds without it, and emptied holds, add nothing), summed
+    # by decoders and prefills in run order (fails when a hold is missed,
+    # the wrong place is read or the order of the additions changes)
+    from types import SimpleNamespace
+
+    from serq.runtime.engine import StepStage
+    rng = random.Random(19)
+    mem, other, third = object(), object(), object()
+    st = StepStage.__new__(StepStage)
+    st.spec = SimpleNamespace(needs_kv=True)
+    st.memory = mem
+    for trial in range(300):
+        jobs = []
+        for _ in range(rng.randint(0, 6)):
+            holds = []
+            for _ in range(rng.randint(0, 3)):
+                pools = rng.sample([mem, other, third], rng.randint(0, 3))
+                holds.append(SimpleNamespace(pools=pools, alloc=[
+                    rng.choice([16.0, 0.1, 0.2, rng.uniform(0, 1e4)]) for _ in pools]))
+            s = SimpleNamespace(holds=holds) if rng.random() < 0.9 else None
+            jobs.append(SimpleNamespace(session=s, mode=rng.choice(["decode", "prefill"])))
+        st.residents = jobs
+        dec = kvd = kvp = 0.0
+        for j in jobs:
+            held = 0.0
+            for frame in (j.session.holds if j.session is not None else []):
+                for k, p in enumerate(frame.pools):
+                    if p is mem:
+                        held += frame.alloc[k]
+            if j.mode == "decode":
+                dec += 1
+                kvd += held
+            else:
+                kvp += held
+        assert st.totals(jobs) == (float(len(jobs)), dec, kvd, kvp), trial
+
+
+def test_a_computed_index_reads_the_member_or_reports_the_index():
+    # generated code reads a family member by its index value in one lookup
+    # (`exprs.Members`); a value that is not a whole number in range still
+    # stops the run with the index checker's message (Part 01 §4.3). The
+    # member served is the one the value names (-0 is member 0)
+    from serq.errors import SimulationError
+
+    def run(index: str):
+        src = f"""
+stage rep[2] : fifo;
+workload {{ arrive poisson(1); }}
+server {{ set i = {index}; run rep[i] (1); }}
+run {{ horizon 10; seed 1; }}
+"""
+        return serq.run(serq.load(source=src))
+
+    for index, member in (("1", 1), ("-0", 0), ("2 - 2", 0)):
+        rep = run(index)
+        done = [row.completed for row in rep.stages if row.name == "rep"]
+        assert done[member] > 0 and done[1 - member] == 0, index
+    for index, shown in (("2", "2"), ("0.5", "0.5"), ("-1", "-1"), ("0/0", "NaN")):
+        try:
+            run(index)
+        except SimulationError as exc:
+            assert f"`rep[…]`: the index is {shown}, not a whole number from 0 to 1" in str(exc)
+        else:
+            raise AssertionError(f"index {index} was accepted")
+
+
+def test_fmin_fmax_are_the_nan_ignoring_definitions():
+    # `min`/`max` of expressions (Rust f64::min/max): a NaN argument is
+    # ignored when the other is a number; written with the common case
+    # first, they must return the very object the definition returns (two
+    # NaNs: the second; equal numbers, 0.0 and -0.0 too: the first)
+    import math
+
+    from serq.runtime.numeric import fmax, fmin
+
+    def ref_min(a, b):
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return a if a <= b else b
+
+    def ref_max(a, b):
+        if a != a:
+            return b
+        if b != b:
+            return a
+        return a if a >= b else b
+
+    nan1, nan2 = float("nan"), -float("nan")
+    values = [nan1, nan2, 0.0, -0.0, 1.0, -1.0, 2.5, math.inf, -math.inf, 1e-300]
+    for a in values:
+        for b in values:
+            assert fmin(a, b) is ref_min(a, b), (a, b)
+            assert fmax(a, b) is ref_max(a, b), (a, b)
+
+
+def test_floor_ceil_keep_nan_and_infinities():
+    # `floor`/`ceil` of expressions return NaN and ±inf unchanged (found as
+    # `x - x` not being 0), every finite value rounded as a float
+    import math
+
+    from serq.runtime.numeric import ceil, floor
+    for x in (math.nan, math.inf, -math.inf):
+        assert floor(x) is x and ceil(x) is x
+    for x in (0.0, -0.0, 0.5, -0.5, 2.0, -2.0, 1e300, -1e300, 4503599627370495.5, 1e-300, 7):
+        assert floor(x) == float(math.floor(x)) and type(floor(x)) is float
+        assert ceil(x) == float(math.ceil(x)) and type(ceil(x)) is float
+
+
+def test_block_rounding_keeps_nan_and_infinities():
+    # `ru`/`rd` round a finite amount to whole blocks and return NaN and
+    # ±inf unchanged (found as `x - x` not being 0), as with `isfinite`
+    import math
+
+    for block in (None, 16.0, 0.5, 3.0):
+        pool = Pool.__new__(Pool)
+        pool.block = block
+        for x in (math.nan, math.inf, -math.inf):
+            assert pool.ru(x) is x and pool.rd(x) is x
+        for x in (0.0, -0.0, 1.0, 15.9, 16.0, 16.1, -7.5, 1e300, 1e-300, 123456.75):
+            up = x if block is None else math.ceil(x / block) * block
+            down = x if block is None else math.floor(x / block) * block
+            assert pool.ru(x) == up and type(pool.ru(x)) is type(up), (block, x)
+            assert pool.rd(x) == down and type(pool.rd(x)) is type(down), (block, x)

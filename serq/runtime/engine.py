@@ -72,6 +72,7 @@ class StepStage(Burst, Stage):
         self.registers: dict[str, float] = dict(spec.registers) if spec is not None else {}
         self.memory: Any = None
         self.served_pools: list[Any] = []
+        self.served_queues: list[list] = []  # their queues (`Pool.queue` lists), in order
         self.admit_left: Optional[float] = None
         self.plan: Optional[Plan] = None
         self.last_void = True  # idle: any event may start an attempt
@@ -82,6 +83,7 @@ class StepStage(Burst, Stage):
                             and cls.in_batch is StepStage.in_batch
                             and cls.admission_pool is StepStage.admission_pool)
         self._end_cb = self._end
+        self._end_cbs = [self._end_cb]  # the end entry's callbacks (never changed)
         self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
@@ -178,8 +180,8 @@ class StepStage(Burst, Stage):
 
     def queue_waiting(self) -> bool:
         """Whether a pool this stage admits from has a waiting hold."""
-        for p in self.served_pools:
-            if p.queue:
+        for q in self.served_queues:
+            if q:
                 return True
         return False
 
@@ -214,12 +216,9 @@ class StepStage(Burst, Stage):
             s = j.session
             if s is not None:
                 for frame in s.holds:
-                    k = 0
-                    for p in frame.pools:
-                        if p is mem:
-                            held += frame.alloc[k]
-                            break
-                        k += 1
+                    pools = frame.pools
+                    if mem in pools:  # (pools compare by identity)
+                        held += frame.alloc[pools.index(mem)]
             if j.mode == "decode":
                 dec += 1
                 kvd += held
@@ -252,8 +251,16 @@ class StepStage(Burst, Stage):
         if self.admit_left is not None:
             return self.admit_left
         b, c = self._budget_chunk()
-        want = self._want
-        return max(0.0, b - sum([want(j, c) for j in self.residents]))
+        wants = 0  # the residents' wants (`_want`), added left to right
+        for j in self.residents:
+            rem = j.remaining
+            if j.mode == "decode":
+                wants += 1.0 if not rem < 1.0 else rem  # min(1.0, rem)
+            elif c > 0:
+                wants += c if c < rem else rem  # min(rem, c)
+            else:
+                wants += rem
+        return max(0.0, b - wants)
 
     def _serve_ctx(self, job: StepJob, totals: Optional[tuple] = None) -> tuple:
         """The Serve-moment values of a resident (totals as they stand)."""
@@ -378,10 +385,14 @@ class StepStage(Burst, Stage):
                 else:  # the hold it grew while planning: its position advances
                     frame.pos[job.fk] += t
                     frame.grown = True
-        self._advance(now)
-        has_pre = prefilled > 0
-        self.cur_cls = -1 if not assign else (2 if has_pre and decoders else
-                                              0 if has_pre else 1)
+        if now - self.t_last:  # (else `_advance` has nothing to add)
+            self._advance(now)
+        if not assign:
+            self.cur_cls = -1
+        elif prefilled > 0:
+            self.cur_cls = 2 if decoders else 0
+        else:
+            self.cur_cls = 1
         self.cur_decodes = decoders
         if decoders and now >= self.warmup:
             self.batch_count += 1
@@ -392,18 +403,19 @@ class StepStage(Burst, Stage):
             self.served_tokens += tokens
         else:
             sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
-        if self.bursting:
-            end = now + cost
-            q = env._queue
-            if (not q or q[0][0] > end) and end <= sim.horizon and sim.drained is None:
-                self.running = (assign, None)  # `_burst` ends it at `end`
-                self.inline_end = end
-                return
+        end = now + cost
+        q = env._queue
+        if self.bursting and (not q or q[0][0] > end) and end <= sim.horizon \
+                and sim.drained is None:
+            self.running = (assign, None)  # `_burst` ends it at `end`
+            self.inline_end = end
+            return
         # the stage's one iteration-end entry, put on the calendar again (an
-        # iteration starts only after the previous one's end was handled)
+        # iteration starts only after the previous one's end was handled; the
+        # loop and `_burst` only read its callback list)
         ev = self._end_ev
-        ev.callbacks = [self._end_cb]
-        heappush(env._queue, (now + cost, CALENDAR, next(env._eid), ev))
+        ev.callbacks = self._end_cbs
+        heappush(q, (end, CALENDAR, next(env._eid), ev))
         self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:
@@ -418,19 +430,23 @@ class StepStage(Burst, Stage):
         sim = self.sim
         sim.events += 1
         now = self.env._now
-        self._advance(now)
+        if now - self.t_last:  # (else `_advance` has nothing to add)
+            self._advance(now)
         assign = self.running[0]
         self.running = None
         self.last_void = True  # idle again until an attempt schedules
         self.cur_cls = -1
         self.cur_decodes = 0
-        decode = sim.tokens.decode
+        decode = None
         done: Optional[list[StepJob]] = None
         for job, t, _k in assign:
             rem = job.remaining = job.remaining - t
-            s = job.session
-            if s is not None and job.mode == "decode":
-                decode(s, self, now)
+            if job.mode == "decode":
+                s = job.session
+                if s is not None:
+                    if decode is None:
+                        decode = sim.tokens.decode
+                    decode(s, self, now)
             if rem <= EPS:
                 if done is None:
                     done = [job]
@@ -447,7 +463,12 @@ class StepStage(Burst, Stage):
                 job._ok = True
                 job._value = None
                 self.env.schedule(job, READY)
-        self.instant.mark(self)
+        instant = self.instant  # `instant.mark(self)`, its common case inline
+        if not self.dirty:
+            self.dirty = True
+            instant.dirty.append(self)
+        if not instant.inline:
+            instant.mark(self)
 
     def _record(self, job: Job, now: float) -> None:
         if now >= self.warmup:

@@ -101,6 +101,23 @@ def index_checker(env: Any) -> Callable[[float, int, str], int]:
     return _ix
 
 
+class Members(dict):
+    """A family's members by index value (0.0, 1.0, …): generated code reads
+    `members[index]`, one lookup; an index that is not a whole number in
+    range is reported by the index checker (`__missing__`)."""
+
+    __slots__ = ("members", "ix", "what")
+
+    def __init__(self, members: list[Any], ix: Callable[[float, int, str], int], what: str):
+        super().__init__((float(k), m) for k, m in enumerate(members))
+        self.members = members
+        self.ix = ix
+        self.what = what
+
+    def __missing__(self, value: float) -> Any:
+        return self.members[self.ix(value, len(self.members), self.what)]  # (raises)
+
+
 HOIST_DEPTH = 60  # brackets of generated source before a subexpression is hoisted
 
 
@@ -142,6 +159,7 @@ class ExprCompiler:
         self.obs_lists: dict[str, str] = {}  # observation -> bound list of all its values
         self.registers: dict[str, str] = {}  # register name -> Python expression
         ns.globals["_ix"] = index_checker(ns.env)
+        self.members: dict[int, Members] = {}  # id of a family's list -> its `Members`
 
     # -- references ------------------------------------------------------
     def ref(self, ref: ir.Ref, scope: Scope) -> str:
@@ -152,9 +170,13 @@ class ExprCompiler:
         if isinstance(ref.index, ir.Num):
             v = ref.index.value
             return self.ns.bind(members[int(v)], "st")
-        fam = self.ns.bind(members, "fam")
+        by_index = self.members.get(id(members))
+        if by_index is None:
+            by_index = self.members[id(members)] = Members(members, self.ns.globals["_ix"],
+                                                            ref.name)
+        fam = self.ns.bind(by_index, "fam")
         idx = self.expr(ref.index, scope)
-        return f"{fam}[_ix({idx}, {len(members)}, {ref.name!r})]"
+        return f"{fam}[{idx}]"
 
     # -- expressions -----------------------------------------------------
     def expr(self, e: ir.Expr, scope: Scope) -> str:

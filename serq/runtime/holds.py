@@ -171,12 +171,18 @@ class HoldManager:
         """Units and requirements of every pool, evaluated now (Admit)."""
         spec = frame.spec
         s = frame.session
-        for k, p in enumerate(frame.pools):
-            u = self._amount(spec.units[k](s), spec.text)
-            r = spec.reserve[k]
+        units = spec.units
+        reserve = spec.reserve
+        k = 0
+        for p in frame.pools:
+            u = units[k](s)
+            if not u >= 0.0:
+                self._amount(u, spec.text)  # (raises)
+            r = reserve[k]
             need = u if r is None else max(u, self._amount(r(s), spec.text))
             frame.units[k] = u
             frame.need[k] = p.ru(need)
+            k += 1
 
     # -- the hold statement --------------------------------------------------------
     def begin(self, s: Any, spec: HoldSpec, pools: list[Pool],
@@ -230,8 +236,12 @@ class HoldManager:
         session runs at once until it blocks (Part 04 §7 step 5)."""
         frame = pool.select_candidate()
         self._evaluate(frame)
-        if not all(p.has_room(frame.need[k]) for k, p in enumerate(frame.pools)):
-            return False
+        need = frame.need
+        k = 0
+        for p in frame.pools:  # every pool has room (the first that has not stops)
+            if not p.has_room(need[k]):
+                return False
+            k += 1
         pool.touch()
         pool.queue.remove(frame)
         self._admit(frame, inline=inline)
@@ -405,7 +415,8 @@ class HoldManager:
 
     def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
         pool.make_room(need)
-        pool.touch()
+        if pool.env._now - pool.t_last:  # (else eviction touched it just now)
+            pool.touch()
         pool.used += need
         frame.alloc[k] += need
 

@@ -49,33 +49,35 @@ def power(a: float, b: float) -> float:
 
 
 def fmin(a: float, b: float) -> float:
-    """Rust `f64::min`: a NaN argument is ignored when the other is a number."""
-    if a != a:
-        return b
-    if b != b:
+    """Rust `f64::min`: a NaN argument is ignored when the other is a number
+    (two NaNs give the second; equal numbers the first)."""
+    if a <= b:  # (False when either is NaN)
         return a
-    return a if a <= b else b
+    if b != b and a == a:
+        return a
+    return b
 
 
 def fmax(a: float, b: float) -> float:
-    """Rust `f64::max`: a NaN argument is ignored when the other is a number."""
-    if a != a:
-        return b
-    if b != b:
+    """Rust `f64::max`: a NaN argument is ignored when the other is a number
+    (two NaNs give the second; equal numbers the first)."""
+    if a >= b:  # (False when either is NaN)
         return a
-    return a if a >= b else b
+    if b != b and a == a:
+        return a
+    return b
 
 
 def floor(x: float) -> float:
     """Round down; infinities and NaN are returned unchanged."""
-    if x != x or x in (INF, -INF):
+    if x - x != 0.0:  # (NaN or an infinity: x - x is NaN)
         return x
     return float(_floor(x))
 
 
 def ceil(x: float) -> float:
     """Round up; infinities and NaN are returned unchanged."""
-    if x != x or x in (INF, -INF):
+    if x - x != 0.0:  # (NaN or an infinity: x - x is NaN)
         return x
     return float(_ceil(x))
 

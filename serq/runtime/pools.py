@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from math import ceil, floor, isfinite
+from math import ceil, floor
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -114,12 +114,13 @@ class Pool:
     def ru(self, x: float) -> float:
         """`x` rounded up to a multiple of the block."""
         b = self.block
-        return x if b is None else ceil(x / b) * b if isfinite(x) else x
+        # (x - x is 0.0 exactly when x is finite)
+        return x if b is None or x - x != 0.0 else ceil(x / b) * b
 
     def rd(self, x: float) -> float:
         """`x` rounded down to a multiple of the block."""
         b = self.block
-        return x if b is None else floor(x / b) * b if isfinite(x) else x
+        return x if b is None or x - x != 0.0 else floor(x / b) * b
 
     # -- time averages ------------------------------------------------------------
     def touch(self) -> None:
@@ -176,7 +177,8 @@ class Pool:
         make room once the answer is True. Checked when overridden: a bool,
         and True only when `used + units ≤ cap`. Default: `used +
         reservations + units ≤ cap`."""
-        return self.used + self.reserved(frame) + units <= self.cap + TOL
+        held = self.reserved(frame) if self.spec.reserve_held else 0.0
+        return self.used + held + units <= self.cap + TOL
 
     def select_candidate(self) -> Any:
         """Policy: the waiting hold frame to try next (`queue fifo` / `queue by`).

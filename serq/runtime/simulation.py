@@ -300,6 +300,7 @@ class Simulation:
                 stage = resolve_member(via, pools[("stage", via.name)], pool.index,
                                        f"`admit via` of `{pool.label}`")
                 stage.served_pools.append(pool)
+                stage.served_queues.append(pool.queue)  # (the list itself: never replaced)
 
     def claims_iteration(self, stage: Any, plan: Any, decoders: int, residents: float,
                          kv_decode: float, kv_prefill: float) -> None:
