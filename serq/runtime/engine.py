@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from ..errors import SimulationError, shortest
 from ..stats.gauges import LogHistogram
 from .instant import CALENDAR, READY, Instant, timer_event
+from .numeric import seq_sum
 from .burst import Burst
 from .closed import share
 from .holds import TOL
@@ -172,7 +173,7 @@ class StepStage(Burst, Stage):
 
     def work(self) -> float:
         """Tokens left in the residents' runs."""
-        return sum(j.remaining for j in self.residents)
+        return seq_sum(j.remaining for j in self.residents)
 
     def busy_count(self) -> int:
         """Jobs scheduled in the running iteration (0 between iterations)."""

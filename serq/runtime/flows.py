@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 from simpy.events import Event
 
 from .. import ir
+from .numeric import seq_sum
 from .instant import CALENDAR, fire
 from .stages import Job, Stage
 
@@ -50,7 +51,7 @@ class SharedStage(Stage):
 
     def work(self) -> float:
         self.net.sync(self.env._now)
-        return sum(f.remaining for f in self.flows)
+        return seq_sum(f.remaining for f in self.flows)
 
 
 class FlowNetwork:
@@ -118,7 +119,7 @@ class FlowNetwork:
         else:
             self._bottleneck()
         for st in self.stages:
-            st.carried = sum(f.rate for f in st.flows) / st.phi if st.flows else 0.0
+            st.carried = seq_sum(f.rate for f in st.flows) / st.phi if st.flows else 0.0
         best = None
         best_t = 0.0
         for f in self.flows:

@@ -8,6 +8,7 @@ Compiled expressions call them only where the plain operator could raise.
 from __future__ import annotations
 
 import math
+from typing import Iterable
 
 INF = math.inf
 NAN = math.nan
@@ -109,6 +110,17 @@ def ln(x: float) -> float:
 def fabs(x: float) -> float:
     """|x|."""
     return abs(x)
+
+
+def seq_sum(values: Iterable[float]) -> float:
+    """The values added one by one, left to right, from 0.0: the sum the
+    reports are defined with. (`sum()` of floats compensates its rounding
+    from Python 3.12 on, so it would give other last digits on other
+    Pythons.)"""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
 
 
 FUNCTIONS = {

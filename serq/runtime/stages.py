@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from simpy.events import Event
 
 from .instant import CALENDAR, Instant, fire
+from .numeric import seq_sum
 
 ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 
@@ -179,7 +180,7 @@ class Delay(Stage):
 
     def __init__(self, sim: Any, name: str, index: Optional[int]):
         super().__init__(sim, name, index)
-        self.in_service: set[Job] = set()
+        self.in_service: dict[Job, None] = {}  # in the order they started
 
     def request(self, session: Any, work: float) -> Job:
         """Start a job of `work` time units for `session`."""
@@ -190,7 +191,7 @@ class Delay(Stage):
         job = Job(env, session, work, self)
         job.callbacks.append(self._complete)
         if self.track_work:
-            self.in_service.add(job)
+            self.in_service[job] = None
         env.schedule(job, CALENDAR, work)
         return job
 
@@ -201,19 +202,19 @@ class Delay(Stage):
         now = self.env._now
         self._advance(now)
         self.n -= 1
-        self.in_service.discard(job)
+        self.in_service.pop(job, None)
         self._record(job, now)
 
     def cancel(self, job: Job) -> None:
         """Remove an unfinished job (its completion entry then does nothing)."""
         self._advance(self.env._now)
         self.n -= 1
-        self.in_service.discard(job)
+        self.in_service.pop(job, None)
 
     def work(self) -> float:
         """Remaining work of the jobs present."""
         now = self.env._now
-        return sum(job.start + job.work - now for job in self.in_service)
+        return seq_sum(job.start + job.work - now for job in self.in_service)
 
 
 class Fifo(Stage):
@@ -226,7 +227,7 @@ class Fifo(Stage):
         self.servers = servers
         self.busy = 0
         self.waiting: deque[Job] = deque()
-        self.in_service: set[Job] = set()
+        self.in_service: dict[Job, None] = {}  # in the order they started
 
     def select_next(self) -> Job:
         """Policy: the waiting job a freed server takes (default: the oldest).
@@ -249,7 +250,7 @@ class Fifo(Stage):
         if self.busy < self.servers:
             self.busy += 1
             if self.track_work:
-                self.in_service.add(job)
+                self.in_service[job] = None
             heappush(env._queue, (now + work, CALENDAR, next(env._eid), job))
         else:
             self.waiting.append(job)
@@ -260,7 +261,7 @@ class Fifo(Stage):
         self.busy += 1
         job.start = env._now
         if self.track_work:
-            self.in_service.add(job)
+            self.in_service[job] = None
         heappush(env._queue, (env._now + job.work, CALENDAR, next(env._eid), job))
 
     def _complete(self, job: Job) -> None:
@@ -272,7 +273,7 @@ class Fifo(Stage):
         self.n -= 1
         self.busy -= 1
         if self.track_work:
-            self.in_service.discard(job)
+            self.in_service.pop(job, None)
         self._record(job, now)
         if self.waiting:
             self._start(self.select_next())
@@ -284,7 +285,7 @@ class Fifo(Stage):
         if job in self.waiting:
             self.waiting.remove(job)
         else:
-            self.in_service.discard(job)
+            self.in_service.pop(job, None)
             self.busy -= 1
             if self.waiting:
                 self._start(self.select_next())
@@ -415,4 +416,4 @@ class Ps(Stage):
     def work(self) -> float:
         """Sum of the remaining work of the jobs present."""
         v = self._vnow(self.env._now)
-        return sum(tag - v for tag, _s, _j in self.heap)
+        return seq_sum(tag - v for tag, _s, _j in self.heap)
