@@ -12,17 +12,12 @@ for event:
   and, when the model is quiet, settles the engine itself (`_burst`);
 * an iteration whose end comes strictly before the next calendar entry (and
   within the horizon) is not put on the calendar: `_burst` ends it inline;
-* `_closed` plans the default body itself (every built-in serve order,
-  `only`, budgets and chunks over the residents' totals, the registers and
-  the pools) while nobody can be admitted, and runs the iterations that
-  follow inline while their plan cannot change: the residents, their
-  remaining tokens and allocations fix each iteration's tokens and cost
-  until a run finishes, a hold needs a block (allocated in the plan when it
-  fits, evicting as the general path does; otherwise `attempt` grows it,
-  preempting or stalling), or an iteration would end at or after the next
-  calendar entry; long stretches of one plan with a fixed cost are applied
-  at once (`_stretch`: NumPy cumulative sums, which add left to right as
-  the loop does, and a search for the stop);
+* when the next calendar entry is another engine's iteration end, the loop
+  would only hand it to that engine's `_end`: `_burst` relays to that
+  engine and goes on with it;
+* `_closed` (`closed.py`) plans the default body itself while nobody can
+  be admitted, and runs the iterations that follow inline while their plan
+  cannot change;
 * a pool queue whose head cannot enter (the built-in FIFO choice and fit
   rule, a demand of constants and attributes) does not stop a burst: the
   pool pass the loop would run finds nothing to do, and keeps finding
