@@ -178,6 +178,6 @@ def test_several_engines_keep_their_plans_and_relay(monkeypatch):
     fast, sim = _report(prog, False)
     assert fast == slow
     iterations = sum(st.iterations for st in sim.step_list)
-    assert iterations > 30_000
+    assert iterations > 30_000  # 49 338 at seed 1 (this run): the engines do run
     assert seen["plan"] < iterations / 4, (seen, iterations)
     assert seen["end"] < iterations / 4, (seen, iterations)
