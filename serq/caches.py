@@ -40,10 +40,31 @@ def grammar_dir() -> str:
     return os.path.join(os.path.dirname(_PACKAGE), "metamodel")
 
 
+def _ours(path: str) -> bool:
+    """Whether the cache directory `path` may be read: it does not exist yet
+    (it will be made by this user) or this user owns it. Its entries are
+    pickles, and reading them runs code: a folder another user owns (a
+    shared `SERQ_CACHE_DIR`) is not read. (No owners on Windows: yes.)"""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:
+        return True
+    try:
+        return os.stat(path).st_uid == getuid()
+    except OSError:
+        return True
+
+
 def cache_dir() -> Optional[str]:
     """Where the caches are kept, or None when caching is off: by default
     also when the user has no home directory (`~` would stay `~`, a folder
-    of that name in the working directory)."""
+    of that name in the working directory), and when another user owns the
+    directory (`_ours`)."""
+    path = _where()
+    return path if path is not None and _ours(path) else None
+
+
+def _where() -> Optional[str]:
+    """The cache directory the environment names (None: caching is off)."""
     env = os.environ.get("SERQ_CACHE_DIR")
     if env is not None:
         return env or None

@@ -342,3 +342,22 @@ def test_left_temporary_files_are_pruned(tmp_path, cache, capsys, monkeypatch):
     assert _run(capsys, "main.sq")[0] == 0
     assert not old.exists() and new.exists()
     assert len([e for e in _entries(cache) if not e.name.startswith(".")]) == 1
+
+
+def test_a_cache_directory_another_user_owns_is_not_used(tmp_path, monkeypatch):
+    # entries are pickles: reading one from a folder another user can write
+    # would run their code here, so such a folder turns the caches off
+    import os
+
+    from serq import caches
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(folder))
+    assert caches.cache_dir() == str(folder)
+    if not hasattr(os, "getuid"):
+        return  # (no owners on Windows)
+    mine = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)
+    assert caches.cache_dir() is None
+    monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "not-yet"))
+    assert caches.cache_dir() == str(tmp_path / "not-yet")  # made by this user when written
