@@ -554,12 +554,8 @@ class ClosedRuns:
                 if (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
                     # the common case with several engines: the first iteration
                     # ends at or after the next entry (checked before the rest)
-                    self.last_void = False
-                    self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None,
-                                 cost)
-                    if keepable and not again:
-                        self.kept = (sim.stamp, assign, tokens, dec, prefilled, attention, r,
-                                     kvd, kvp, cost, None)
+                    self._launch_kept(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
+                                      cost, None, keepable and not again)
                     return True
                 after = False  # this plan's first iteration: its cost is known
                 run = None
@@ -629,7 +625,7 @@ class ClosedRuns:
                     end = now + cost
                     if finishing or (q and q[0][0] <= end) or end > horizon or sim.drained is not None:
                         self._launch_kept(assign, tokens, dec, prefilled, r, kvd, kvp, attention,
-                                          cost, keep and run)
+                                          cost, run, keep)
                         return True
                     if pick:
                         pick = False
@@ -648,7 +644,7 @@ class ClosedRuns:
                             regrow.cost = None
                         if due:  # the next iteration ends at or after the next entry
                             self._launch_kept(assign, tokens, dec, prefilled, r, kvd, kvp,
-                                              attention, cost, keep and run)
+                                              attention, cost, run, keep)
                             return True
                         m = 1  # a run finishes or a hold needs a block (checked below)
                     elif stretch:
@@ -705,12 +701,12 @@ class ClosedRuns:
 
     def _launch_kept(self, assign: list, tokens: float, dec: int, prefilled: float, r: float,
                      kvd: float, kvp: float, attention: float, cost: float,
-                     run: Optional[tuple]) -> None:
-        """Launch the next iteration of a closed run, and keep its plan and
-        `run` (`_run_of`) when given."""
+                     run: Optional[tuple], keep: bool) -> None:
+        """Launch an iteration of a closed run and, when `keep`, keep its plan
+        and `run` (`_run_of`; None: not made yet) for when it ends."""
         self.last_void = False
         self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
-        if run:
+        if keep:
             self.kept = (self.sim.stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
                          cost, run)
 

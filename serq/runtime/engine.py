@@ -252,15 +252,10 @@ class StepStage(Burst, Stage):
         if self.admit_left is not None:
             return self.admit_left
         b, c = self._budget_chunk()
-        wants = 0  # the residents' wants (`_want`), added left to right
+        want = self._want
+        wants = 0.0  # the residents' wants, added left to right
         for j in self.residents:
-            rem = j.remaining
-            if j.mode == "decode":
-                wants += 1.0 if not rem < 1.0 else rem  # min(1.0, rem)
-            elif c > 0:
-                wants += c if c < rem else rem  # min(rem, c)
-            else:
-                wants += rem
+            wants += want(j, c)
         return max(0.0, b - wants)
 
     def _serve_ctx(self, job: StepJob, totals: Optional[tuple] = None) -> tuple:

@@ -318,11 +318,7 @@ class Pool:
         bulk = self.bulk_blocks and f(units).is_integer() and f(used).is_integer()
         b = self.block
         while self.used + self.cached + units > limit and self.entries:
-            if self.lru_sorted:
-                for victim in self.entries.values():  # the first
-                    break
-            else:
-                victim = self._lru_victim()
+            victim = self._lru_victim()
             size = victim.size
             if bulk and f(size).is_integer() and f(self.cached).is_integer():
                 lose = ceil((used + self.cached + units - self.cap) / b) * b
