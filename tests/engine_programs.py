@@ -6,9 +6,10 @@ sessions served by one or two step engines (sharing one KV pool when there
 are two), with a serve order, a budget, a chunk and a cost drawn from the
 lists below -- built-in orders, `only` filters, budgets and costs that read
 the context variables (`kv_decode`, `tokens`, `decoders`, …) and the pools,
-a cost that draws on the machine stream --, KV held whole or grown by
-blocks, eviction by LRU or by keys, admission through an `admit via` pool
-or in the session, and a live-session pool whose queue often cannot enter.
+a cost that draws on the machine stream --, whole or fractional tokens, KV
+held whole or grown by blocks, eviction by LRU or by keys, admission through
+an `admit via` pool or in the session, and a live-session pool whose queue
+often cannot enter.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def program(seed: int) -> str:
     route = "set e = floor(~uniform(0, 2));" if engines == 2 else ""
     lines.append(f"""workload {{
   arrive poisson(lam);
-  turn {{ set n = floor(~uniform(20, {rng.choice([80, 300, 900])})); set o = 2 + floor(~exp({rng.choice([10, 40])})); {route} }}
+  turn {{ set n = FLOOR(~uniform(20, {rng.choice([80, 300, 900])})); set o = 2 + FLOOR(~exp({rng.choice([10, 40])})); {route} }}
   session {{ {body} end; }}
 }}""")
 
@@ -83,4 +84,7 @@ def program(seed: int) -> str:
     serve = hold("E") if engines == 1 else f"branch (e < 1) {{ {hold('E0')} }} else {{ {hold('E1')} }}"
     lines.append(f"server {{ set t0 = now; {serve} observe response = now - t0; }}")
     lines.append("run { horizon 20; warmup 2; }")
-    return "\n".join(lines) + "\n"
+    # fractional tokens in some programs (drawn last: the choices above stay
+    # those of the same seed without it)
+    floor = "" if rng.random() < 0.25 else "floor"
+    return "\n".join(lines).replace("FLOOR", floor) + "\n"

@@ -12,6 +12,8 @@ the benchmark program of the two-resource replica.
 from __future__ import annotations
 
 import json
+import math
+import random
 
 import numpy as np
 import pytest
@@ -162,8 +164,8 @@ def test_several_engines_keep_their_plans_and_relay(monkeypatch):
     prog = serq.load("examples/multi-turn/replica.sq")
     prog.settings = serq.api.settings_for(prog, horizon=150.0, warmup=20.0)
     slow, _ = _report(prog, True)
-    seen = {"plan": 0, "end": 0}
-    plan, end = burst_mod.ClosedRuns._plan_closed, Burst._end
+    seen = {"plan": 0, "end": 0, "relayed": 0}
+    plan, end, relay = burst_mod.ClosedRuns._plan_closed, Burst._end, Burst._relay_kept
 
     def counting_plan(self):
         seen["plan"] += 1
@@ -173,11 +175,50 @@ def test_several_engines_keep_their_plans_and_relay(monkeypatch):
         seen["end"] += 1
         return end(self, ev)
 
+    def counting_relay(self, kept):
+        step = relay(self, kept)
+        seen["relayed"] += step > 0  # the kept plan went on without `_closed`
+        return step
+
     monkeypatch.setattr(burst_mod.ClosedRuns, "_plan_closed", counting_plan)
     monkeypatch.setattr(Burst, "_end", counting_end)
+    monkeypatch.setattr(Burst, "_relay_kept", counting_relay)
     fast, sim = _report(prog, False)
     assert fast == slow
     iterations = sum(st.iterations for st in sim.step_list)
     assert iterations > 30_000  # 49 338 at seed 1 (this run): the engines do run
     assert seen["plan"] < iterations / 4, (seen, iterations)
     assert seen["end"] < iterations / 4, (seen, iterations)
+    assert seen["relayed"] > iterations / 2, (seen, iterations)
+
+
+def test_whole_steps_of_fractional_positions():
+    """A hold at a fractional position (fractional tokens, as in
+    examples/pd-disaggregation/llmd_nixl_pull.sq) moves by whole steps when
+    its position keeps its binade until it needs a block: the count and the
+    position it reaches are those of the loop that adds 1.0 at a time and
+    tests `pos + 1.0 - alloc > TOL` after each step; across a power of two
+    it is left to that loop (None)."""
+    from types import SimpleNamespace
+    from serq.runtime.holds import TOL
+    rng = random.Random(7)
+    seen = {"whole": 0, "none": 0}
+    for _ in range(4000):
+        base = rng.choice([0.0, 100.0, 1000.0, 2032.0, 4080.0, 1 << 20])
+        p = base + rng.random() * 40.0 + rng.choice([0.0, 0.5, 1e-9])
+        a = float(16 * math.ceil((p + 1.0) / 16.0 + rng.choice([0, 0, 1])))
+        frame = SimpleNamespace(pos=[p], alloc=[a])
+        job = SimpleNamespace(remaining=1e6)
+        k = burst_mod._whole_steps([(job, 1.0)], [(frame, 0, 1.0)])
+        pos, j = p, 0
+        while True:  # `_quick`'s loop, one step at a time
+            pos += 1.0
+            j += 1
+            if pos + 1.0 - a > TOL:
+                break
+        if k is None:
+            seen["none"] += 1
+            continue
+        seen["whole"] += 1
+        assert k == j and p + float(k) == pos, (p, a, k, j)
+    assert seen["whole"] > 3000 and seen["none"] > 10, seen

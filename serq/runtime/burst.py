@@ -33,11 +33,12 @@ bursts off only for the invariant checker, which looks at every event.
 """
 from __future__ import annotations
 
-from heapq import heappop
+from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from .closed import ClosedRuns
+from .closed import EPS, ClosedRuns, _needs_block
+from .instant import CALENDAR
 from .pools import Pool
 
 
@@ -147,12 +148,16 @@ class Burst(ClosedRuns):
         relay = self.relay
         st = self  # the engine whose iteration just ended
         st.bursting = True
+        launched = False  # `_relay_kept` did the loop's first steps itself
         try:
             while True:
-                instant.dirty.clear()
-                st.dirty = False
-                if not st._closed():
-                    st.attempt()
+                if launched:
+                    launched = False
+                else:
+                    instant.dirty.clear()
+                    st.dirty = False
+                    if not st._closed():
+                        st.attempt()
                 running = st.running
                 if running is None or sim.drained is not None:
                     break
@@ -178,9 +183,120 @@ class Burst(ClosedRuns):
                 if gauges and t != env._now:
                     sim.record_gauges(env._now)
                 env._now = t
+                kept = st.kept
+                if kept is not None and kept[0] == sim.stamp:
+                    step = st._relay_kept(kept)
+                    if step < 0:
+                        return
+                    launched = step > 0
+                    continue
                 st._finish()
                 if not st._quiet():
                     return
         finally:
             st.bursting = False
         instant.closed = True
+
+    # -- a kept plan going on after a relay --------------------------------------------------
+    def _relay_kept(self, kept: tuple) -> int:
+        """The end of an iteration of a closed run whose plan is kept (nothing
+        but engines' iterations happened since its launch), at the current
+        time: what `_finish`, `_quiet` and `_closed` do, in their order, with
+        the plan known. Returns -1 when the model is not quiet (`_finish`
+        done: `_burst` leaves), 1 when the plan's next iteration is launched
+        onto the calendar (`_closed`'s common case with several engines), 0
+        when `_closed` (or `attempt`) must go on from here: a run finishes, a
+        hold's block does not fit, or the next iteration ends before anything
+        else (then the kept plan carries the checks and the cost done here)."""
+        _stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run, _ready = kept
+        if run is None:
+            run = self._run_of(assign, tokens, float(dec), prefilled, attention)
+        cls, pairs, grows, sessions, moving, regrow = run
+        for job, t in pairs:
+            if job.remaining - t <= EPS:  # a run finishes: `_finish` in full
+                self._finish()
+                return 0 if self._quiet() else -1
+        sim = self.sim
+        env = self.env
+        now = env._now
+        # `_finish`
+        sim.events += 1
+        if now - self.t_last:
+            self._advance(now)
+        self.running = None
+        self.last_void = True
+        self.cur_cls = -1
+        self.cur_decodes = 0
+        finishing = False
+        for job, t in pairs:
+            rem = job.remaining = job.remaining - t
+            if rem - t <= EPS:
+                finishing = True
+        if sessions:
+            decode = sim.tokens.decode
+            for s in sessions:
+                decode(s, self, now)
+        instant = self.instant
+        if not self.dirty:
+            self.dirty = True
+            instant.dirty.append(self)
+        if not instant.inline:
+            instant.mark(self)
+        if not self._quiet():
+            return -1
+        # `_burst`'s loop, then `_closed` with the kept plan
+        instant.dirty.clear()
+        self.dirty = False
+        spec = self.spec
+        if finishing or spec.serve_varies or not self.closed_ok or self.queue_waiting():
+            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
+                         run, False)
+            return 0
+        if moving:
+            attention = 0.0
+            for job, t, k in assign:
+                if job.mode == "prefill":
+                    if job.growing is not None and job.session is not None:
+                        k = job.frame.pos[job.fk]
+                    attention += t * (k + t / 2.0)
+        if grows and _needs_block(grows):
+            if regrow is not None:
+                regrow.attention = attention
+            if regrow is None or regrow() is None:  # (nothing allocated)
+                self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                             cost, run, False)
+                return 0
+            r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
+            regrow.cost = None
+        elif spec.cost_pools or moving or not spec.cost_steady:
+            cost = spec.cost(tokens, float(dec), prefilled, r, kvd, kvp, attention,
+                             self.registers)
+            if not cost > 0.0:
+                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
+        end = now + cost
+        q = env._queue
+        if not ((q and q[0][0] <= end) or end > sim.horizon or sim.drained is not None):
+            # it ends before anything else: `_closed` runs on inline from here
+            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
+                         run, True)
+            return 0
+        # `_launch_kept`: the next iteration, its end on the calendar, its plan kept
+        self.last_void = False
+        self.iterations += 1
+        for frame, fk, t in grows:
+            frame.pos[fk] += t
+            frame.grown = True
+        self.cur_cls = cls
+        self.cur_decodes = dec
+        if dec and now >= self.warmup:
+            self.batch_count += 1
+            self.batch_decodes += dec
+            self.batch_time += cost
+        self.served_tokens += tokens
+        ev = self._end_ev
+        ev.callbacks = self._end_cbs
+        heappush(q, (end, CALENDAR, next(env._eid), ev))
+        self.running = (assign, ev)
+        self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run,
+                     False)
+        return 1

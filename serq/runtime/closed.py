@@ -130,15 +130,17 @@ WHOLE = float(1 << 52)  # below this, adding or taking 1.0 from a whole number i
 
 def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     """When every run gets one token per iteration, its remaining tokens
-    are below `WHOLE`, and the holds' positions and allocations are whole
-    numbers below it, the number of iterations after which the loop of
-    `_quick` stops for them (else None). Every step of the loop is then
-    exact: a run has more than one token before each step, and taking 1.0
-    from such a float leaves a float; adding 1.0 to a whole number gives
-    one. So after j steps a run holds exactly `r - j`: it finishes after the
-    first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found from
-    r - 1 and checked as the loop computes it), and a hold at position p of
-    a grows after a - p (then `pos + t - alloc > TOL`)."""
+    are below `WHOLE`, and the holds' positions are whole numbers below it
+    or keep their binade until they grow, the number of iterations after
+    which the loop of `_quick` stops for them (else None). Every step of the
+    loop is then exact: a run has more than one token before each step, and
+    taking 1.0 from such a float leaves a float; adding 1.0 to a whole number
+    gives one, and to a fraction whose sum keeps its exponent gives the
+    exact sum. So after j steps a run holds exactly `r - j`: it finishes
+    after the first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found
+    from r - 1 and checked as the loop computes it), and a hold at position
+    p of a grows after the first j with `(p + j) + 1.0 - a > TOL` (a - p
+    when both are whole)."""
     k = None
     for job, t in pairs:
         r = job.remaining
@@ -165,10 +167,21 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     for frame, fk, _t in grows:
         p = frame.pos[fk]
         a = frame.alloc[fk]
-        if not (0.0 <= p < WHOLE and 0.0 <= a < WHOLE and float(p).is_integer()
-                and float(a).is_integer()):
+        if not (0.0 <= p < WHOLE and 0.0 <= a < WHOLE):
             return None
-        steps = int(a - p)
+        if float(p).is_integer() and float(a).is_integer():
+            steps = int(a - p)
+        else:
+            # (fractional tokens) the hold needs a block after the first j
+            # with (p + j) + 1.0 - a > TOL, the loop's own test; p + j is
+            # what j additions of 1.0 give while it stays in p's binade
+            steps = max(int(a - p), 1)
+            while steps > 1 and ((p + (steps - 1)) + 1.0) - a > TOL:
+                steps -= 1
+            while not ((p + steps) + 1.0) - a > TOL:
+                steps += 1
+            if math.ulp(p + steps) != math.ulp(p):
+                return None
         if steps < k:
             k = steps
     return k if k is not None and k >= 1 else None
@@ -561,10 +574,12 @@ class ClosedRuns:
                 run = None
             else:
                 # the kept plan, its launched iteration just ended (`_finish`)
-                _stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run = kept
+                _stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run, \
+                    ready = kept
                 kept = None
                 again = False
-                after = True
+                # (`ready`: `_relay_kept` did this iteration's checks and cost)
+                after = not ready
                 # (a cost that reads a pool reads it again: another engine's
                 # blocks may have changed it meanwhile)
             fdec = float(dec)
@@ -708,7 +723,7 @@ class ClosedRuns:
         self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
         if keep:
             self.kept = (self.sim.stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
-                         cost, run)
+                         cost, run, False)
 
     def _run_of(self, assign: list, tokens: float, fdec: float, prefilled: float,
                 attention: float) -> tuple:
