@@ -5,7 +5,9 @@ Part 03 §1: in every configuration reachable between events
 holder's allocation is what its hold asked for (block-rounded, grown). The
 runtime checks these after every event when the simulation is built with
 `serq.runtime.simulation.Simulation(program, check_invariants=True)`; a
-violation stops the run with a `SimulationError`.
+violation stops the run with a `SimulationError`. (One exception to the
+first, which the reference shares and the checker allows: a preempted hold
+that never advanced may cache more than it frees; tests/test_pool_overhang.py.)
 
 * `random_program(seed)` composes a pooled program (flat layout) from random
   choices: a `kv` pool with block, `evict lru` and `preempt lifo`; a `pc` pool

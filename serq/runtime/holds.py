@@ -313,7 +313,8 @@ class HoldManager:
         self.pool_pass()
 
     def _release_units(self, s: Any, p: Pool, alloc: float, computed: float,
-                       cache: Optional[Fn]) -> None:
+                       cache: Optional[Fn]) -> float:
+        """Give `alloc` units back and cache per the clause; the units cached."""
         p.touch()
         p.used -= alloc
         p.remove_holder(s)
@@ -322,6 +323,8 @@ class HoldManager:
             if keep > 0:
                 snap = snapshot(s) if p.spec.snapshots else None
                 p.put_entry(CacheEntry(s.sid, keep, self.env._now, self._next_rseq(), s, snap))
+                return keep
+        return 0.0
 
     # -- leases (§6) -------------------------------------------------------------------
     def _lease(self, s: Any, frame: HoldFrame, p: Pool, alloc: float, computed: float) -> None:
@@ -539,7 +542,11 @@ class HoldManager:
             inner = s.holds.pop()
             for j, p in enumerate(inner.pools):
                 p.frames.remove(inner)
-                self._release_units(s, p, inner.alloc[j], inner.pos[j], inner.spec.cache)
+                # (the position of a hold never advanced is the prefix it
+                # consumed, which its allocation need not cover: `Pool.check`)
+                kept = self._release_units(s, p, inner.alloc[j], inner.pos[j], inner.spec.cache)
+                if kept > inner.alloc[j]:
+                    p.overhang += kept - inner.alloc[j]
             if inner is frame:
                 break
         pool.preemptions += 1
