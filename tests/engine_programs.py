@@ -78,9 +78,9 @@ def program(seed: int) -> str:
                     f"observe ttft = now - t0; run {eng} decode (o - 1) growing kv; }} cache (n + o);")
         return (f"hold reqs (1), kv (n + o) {{ run {eng} prefill (n); "
                 f"observe ttft = now - t0; run {eng} decode (o - 1); }} cache (n + o);")
-    # (two engines are two stages, not `E[2]` with `run E[e]`: a run on an
-    # indexed stage inside a hold that is preempted stops with an
-    # UnboundLocalError in the generated session code, a fault of its own)
+    # (two engines are two stages, not `E[2]` with `run E[e]`: the programs
+    # were written while that raised an UnboundLocalError, fixed since (commit
+    # 4bf57a5, tests/test_runtime_ir.py); kept so that their seeds stay theirs)
     serve = hold("E") if engines == 1 else f"branch (e < 1) {{ {hold('E0')} }} else {{ {hold('E1')} }}"
     lines.append(f"server {{ set t0 = now; {serve} observe response = now - t0; }}")
     lines.append("run { horizon 20; warmup 2; }")
