@@ -42,7 +42,10 @@ own horizon 20000, seed 1:
         hit 0.680, response 1.62 (3512 samples), 1009 arrivals,
         2 561 040 tokens evicted, events 7783
 
-(seeds 2-5 here: hit 0.675-0.688, response 1.63-1.69). The calendar does
+(seeds 2-5 here: hit 0.675-0.688, response 1.63-1.69; pyserq 0.1.3, seed 1:
+hit 0.673, response 1.63). With ``--kv-cap 4096`` (``--set kv_cap=4096``)
+eviction costs hits: hit 0.376 here, 0.371 in serq-simpy, 0.381 in pyserq
+0.1.3, responses 1.62, 1.65, 1.60. The calendar does
 the same work: `events` counts what serQ counts (Poisson arrivals, think-time
 ends, the ps stage's completion entries, stale ones included); the pool's
 bookkeeping (admission, eviction, release) happens inside those events in
