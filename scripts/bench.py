@@ -5,14 +5,19 @@
     python scripts/bench.py --repeat 5 --stat median
     python scripts/bench.py --only mm1 startup  # some rows
     python scripts/bench.py --scale 0.01        # every horizon × 0.01 (a quick look)
+    python scripts/bench.py --only prefix --floor --repeat 7   # with Python's start-up
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
 command on PATH, importing this checkout's `serq`), the reference as a
 Python process that imports pyserq, compiles and runs the file (pyserq
 0.1.5, 0.1.4 or 0.1.3, the first that accepts the program, found as
-tests/oracle.py finds them), and the hand-written SimPy model
-(scripts/handwritten_mm1.py) where there is one. The contenders of a row
+tests/oracle.py finds them), and the hand-written SimPy model where there
+is one (scripts/handwritten_mm1.py for M/M/1,
+scripts/handwritten_prefix_cache.py for prefix_cache.sq). `--floor` adds
+two more contenders to every row: `python -c pass` and
+`python -c "import simpy"` (this interpreter), the start-up no Python or
+SimPy program can go below. The contenders of a row
 run alternately, `--repeat` times each after one untimed warm-up run
 (bytecode and the grammar cache are then in place, as for an installed
 package); the table shows the best (or median) wall time, the ratios of
@@ -57,7 +62,7 @@ class Program:
     title: str
     path: Optional[str]
     horizon: Optional[float]
-    hand: bool = False  # a hand-written SimPy model exists (M/M/1)
+    hand: Optional[str] = None  # the hand-written SimPy model's script, if any
     command: Optional[list[str]] = None  # serq-simpy arguments instead of `run`
     reference: Optional[str] = None  # the reference's start-up equivalent
 
@@ -67,17 +72,21 @@ PROGRAMS = [
             reference="import"),
     Program("check", "start-up: check mg1.sq", "examples/single-turn/mg1.sq", None,
             command=["check"], reference="compile"),
-    Program("mm1", "M/M/1 (mg1.sq)", "examples/single-turn/mg1.sq", 250_000.0, hand=True),
+    Program("mm1", "M/M/1 (mg1.sq)", "examples/single-turn/mg1.sq", 250_000.0,
+            hand="scripts/handwritten_mm1.py"),
     Program("vllm", "vLLM multi-turn (vllm.sq)", "examples/multi-turn/vllm.sq", 3000.0),
     Program("vllm1", "vLLM single-turn", "examples/single-turn/vllm_single_turn.sq", 1500.0),
     Program("replica", "replica.sq", "examples/multi-turn/replica.sq", None),
-    Program("prefix", "prefix_cache.sq", "examples/multi-turn/prefix_cache.sq", None),
+    Program("prefix", "prefix_cache.sq", "examples/multi-turn/prefix_cache.sq", None,
+            hand="scripts/handwritten_prefix_cache.py"),
     Program("llmd", "llm-d pull (llmd_nixl_pull.sq)",
             "examples/pd-disaggregation/llmd_nixl_pull.sq", None),
     Program("tworesource", "two-resource replica", "examples/bench/two_resource_replica.sq",
             400.0),
 ]
 STARTUP = ("help", "check")
+# --floor: (key, column title, the `python -c` code)
+FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import simpy"))
 
 
 @dataclass
@@ -183,9 +192,16 @@ def reference_argv(prog: Program, python: str, seed: int, scale: float) -> list[
 
 
 def hand_argv(prog: Program, seed: int, scale: float) -> list[str]:
-    assert prog.horizon is not None
-    return [sys.executable, str(ROOT / "scripts" / "handwritten_mm1.py"),
-            "--horizon", repr(prog.horizon * scale), "--seed", str(seed)]
+    """The hand-written model's command: the row's horizon (the program's
+    own when the row has none), scaled."""
+    assert prog.hand is not None
+    horizon = settings(prog, scale)[0]
+    if horizon is None:
+        sys.path.insert(0, str(ROOT))
+        import serq
+        horizon = serq.load(str(ROOT / prog.path)).settings.horizon
+    return [sys.executable, str(ROOT / prog.hand), "--horizon", repr(horizon),
+            "--seed", str(seed)]
 
 
 def fmt_time(x: Optional[float]) -> str:
@@ -208,8 +224,11 @@ def bench_row(prog: Program, exe: str, args: argparse.Namespace) -> dict:
     version, python = (None, None) if args.no_reference else reference_for(prog)
     if version is not None:
         contenders["ref"] = (reference_argv(prog, python, args.seed, args.scale), dict(os.environ))
-    if prog.hand:
+    if prog.hand is not None:
         contenders["hand"] = (hand_argv(prog, args.seed, args.scale), dict(os.environ))
+    if args.floor:
+        for key, _title, code in FLOOR:
+            contenders[key] = ([sys.executable, "-c", code], dict(os.environ))
     runs = {k: Runs() for k in contenders}
     for k, (argv, e) in contenders.items():  # warm-up: bytecode, grammar cache
         measure(argv, e, Runs())
@@ -225,6 +244,8 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
     what = "CPU s" if args.cpu else "wall s"
     head = ["program", "horizon", f"serq-simpy {what}", f"reference {what}", "ref",
             f"SimPy {what}", "serq/ref", "serq/SimPy", "MiB serq", "MiB ref", "MiB SimPy"]
+    if args.floor:
+        head += [f"{title} {what}" for _key, title, _code in FLOOR]
     lines = []
     notes = []
     for row in rows:
@@ -238,8 +259,11 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
                                                     else "own")
         lines.append([prog.title, hz, fmt_time(s), fmt_time(r), row["version"] or "—",
                       fmt_time(h), fmt_ratio(s, r), fmt_ratio(s, h), fmt_mib(runs["serq"]),
-                      fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))])
-        for k, label in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy")):
+                      fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))]
+                     + [fmt_time(runs[key].value(args.cpu, args.stat))
+                        for key, _title, _code in (FLOOR if args.floor else ())])
+        for k, label in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy"),
+                         *((key, title) for key, title, _code in FLOOR)):
             if k in runs and runs[k].failed:
                 notes.append(f"{prog.title}: {label} failed: {runs[k].failed}")
         if row["note"]:
@@ -265,6 +289,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--only", nargs="+", metavar="ROW",
                     help="rows: startup " + " ".join(p.key for p in PROGRAMS))
     ap.add_argument("--no-reference", action="store_true", help="skip the reference")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time `python -c pass` and `python -c \"import simpy\"` in every row")
     ap.add_argument("--command", default=None,
                     help="the serq-simpy executable (default: `serq-simpy` on PATH)")
     args = ap.parse_args(argv)

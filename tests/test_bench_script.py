@@ -11,15 +11,32 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _bench(*args: str) -> list[str]:
+    """Run scripts/bench.py with `args`; its table's lines."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench.py"), *args],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "failed" not in out.stdout
+    return out.stdout.splitlines()
+
+
 @pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
 def test_bench_prints_its_table():
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scripts", "bench.py"), "--scale", "0.002",
-         "--repeat", "1", "--only", "startup", "mm1", "--no-reference"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    lines = _bench("--scale", "0.002", "--repeat", "1", "--only", "startup", "mm1",
+                   "--no-reference")
     assert lines[0].startswith("program") and "serq/SimPy" in lines[0]
     rows = {line.split("|")[0].strip(): line for line in lines[2:5]}
     assert set(rows) == {"start-up: serq-simpy --help", "start-up: check mg1.sq", "M/M/1 (mg1.sq)"}
-    assert "failed" not in out.stdout
+
+
+@pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
+def test_bench_times_the_hand_written_prefix_model_and_the_floor():
+    """The prefix row has a hand-written SimPy contender, and --floor adds
+    `python -c pass` and `import simpy`: all three columns carry a time."""
+    lines = _bench("--scale", "0.01", "--repeat", "1", "--only", "prefix", "--no-reference",
+                   "--floor")
+    head = [c.strip() for c in lines[0].split("|")]
+    row = dict(zip(head, (c.strip() for c in lines[2].split("|"))))
+    assert row["program"] == "prefix_cache.sq" and row["horizon"] == "200"
+    for col in ("SimPy wall s", "python -c pass wall s", "import simpy wall s"):
+        assert float(row[col]) > 0, col
