@@ -39,6 +39,7 @@ from simpy.events import Event
 
 from .closed import EPS, ClosedRuns, _needs_block
 from .instant import CALENDAR
+from .leapfrog import leapfrog
 from .pools import Pool
 
 
@@ -175,6 +176,15 @@ class Burst(ClosedRuns):
                                 or other.running[1] is not ev:
                             break
                         st.bursting = False
+                        # (a's end right after b's: a child of the heap's root)
+                        ev_a = st._end_ev
+                        frog = leapfrog(st, other) if (len(q) > 2 and (
+                            q[1][3] is ev_a or q[2][3] is ev_a)) or (
+                            len(q) == 2 and q[1][3] is ev_a) else None
+                        if frog is not None:  # ends of both handled, up to frog[0]'s
+                            st, launched = frog
+                            st.bursting = True
+                            continue
                         st = other
                         st.bursting = True
                     heappop(q)

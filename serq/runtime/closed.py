@@ -141,6 +141,13 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     from r - 1 and checked as the loop computes it), and a hold at position
     p of a grows after the first j with `(p + j) + 1.0 - a > TOL` (a - p
     when both are whole)."""
+    k = _run_steps(pairs)
+    return None if k is None else _hold_steps(grows, k)
+
+
+def _run_steps(pairs: list) -> Optional[int]:
+    """The runs' part of `_whole_steps`: after how many steps a run is
+    about to finish (None: they do not move by whole steps)."""
     k = None
     for job, t in pairs:
         r = job.remaining
@@ -156,6 +163,11 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
                 steps += 1
         if k is None or steps < k:
             k = steps
+    return k
+
+
+def _hold_steps(grows: list, k: int) -> Optional[int]:
+    """The holds' part of `_whole_steps`, given the runs' `k`."""
     n = len(grows)
     if n > 1:  # two runs that move one hold move it by two a step
         if n == 2:
@@ -184,7 +196,7 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
                 return None
         if steps < k:
             k = steps
-    return k if k is not None and k >= 1 else None
+    return k if k >= 1 else None
 
 
 class Regrow:
@@ -423,7 +435,8 @@ class ClosedRuns:
         int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
             self.int_decodes
         t_last = self.t_last
-        whole = _whole_steps(pairs, grows)
+        rsteps = _run_steps(pairs)  # (less the iterations run, as they run)
+        whole = None if rsteps is None else _hold_steps(grows, rsteps)
         each = whole is None  # the runs and holds move iteration by iteration
         m = 0
         due = False
@@ -443,6 +456,8 @@ class ClosedRuns:
                         if job.remaining - t <= EPS:
                             regrow = None
                 k += m
+                if rsteps is not None:
+                    rsteps -= m  # each run took m tokens of 1.0, exactly
                 m = 0
                 if regrow is None:
                     break
@@ -450,7 +465,7 @@ class ClosedRuns:
                 cost = regrow()
                 if cost is None:
                     break
-                whole = _whole_steps(pairs, grows)
+                whole = None if rsteps is None else _hold_steps(grows, rsteps)
                 each = whole is None
                 continue
             end = now + cost
