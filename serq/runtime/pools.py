@@ -20,7 +20,6 @@ Session-side operations (admission, release, growth, preemption) are in
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 from math import ceil, floor
 from dataclasses import replace
