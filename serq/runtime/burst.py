@@ -63,6 +63,9 @@ class Burst(ClosedRuns):
         self.others = [st for st in self.sim.step_list if st is not self]
         # the engines whose iteration ends a burst may relay to (`_burst`)
         self.relay = {st._end_cb: st for st in self.sim.step_list}
+        # ... and the engines by their iteration-end event (`leapfrog`)
+        self.sim.engine_ends = {st._end_ev: st for st in self.sim.step_list}
+        self.unplain = None  # a run `leapfrog` does not take (`leapfrog._side`)
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
 
@@ -147,6 +150,7 @@ class Burst(ClosedRuns):
         horizon = sim.horizon
         gauges = bool(sim.gauges)
         relay = self.relay
+        ends = sim.engine_ends
         st = self  # the engine whose iteration just ended
         st.bursting = True
         launched = False  # `_relay_kept` did the loop's first steps itself
@@ -176,11 +180,14 @@ class Burst(ClosedRuns):
                                 or other.running[1] is not ev:
                             break
                         st.bursting = False
-                        # (a's end right after b's: a child of the heap's root)
-                        ev_a = st._end_ev
-                        frog = leapfrog(st, other) if (len(q) > 2 and (
-                            q[1][3] is ev_a or q[2][3] is ev_a)) or (
-                            len(q) == 2 and q[1][3] is ev_a) else None
+                        # (worth a look when the entry after `other`'s, the
+                        # smaller child of the heap's root, is an engine's end)
+                        n = len(q)
+                        frog = None
+                        if n > 1:
+                            nxt = q[1] if n == 2 or q[1] < q[2] else q[2]
+                            if nxt[3] in ends:
+                                frog = leapfrog(other)
                         if frog is not None:  # ends of both handled, up to frog[0]'s
                             st, launched = frog
                             st.bursting = True

@@ -1,36 +1,37 @@
-"""Two engines whose iterations alternate, handled in one loop.
+"""Engines whose iteration ends interleave, handled in one loop.
 
-When two step engines run at once and nothing else is due, their iteration
-ends alternate on the calendar: the burst relays from one to the other at
-every end (`Burst._burst`), and each relay finishes an iteration, goes on
-with the kept plan and launches the next (`Burst._relay_kept`). While both
-plans stay as they are -- no run finishes, no hold needs a block, the cost
-reads nothing an iteration changes -- each relay only adds the iteration to
-the engine's sums, records its decode tokens and puts the next end on the
-calendar. `leapfrog` does that for both engines in one loop, for as long as
-their ends strictly alternate before anything else is due:
+When several step engines run at once and nothing else is due, their
+iteration ends interleave on the calendar: the burst relays from one to the
+next at every end (`Burst._burst`), and each relay finishes an iteration,
+goes on with the kept plan and launches the next (`Burst._relay_kept`).
+While the plans stay as they are -- no run finishes, no hold needs a block
+that does not fit, the cost reads nothing an iteration changes -- each relay
+only adds the iteration to the engine's sums, records its decode tokens and
+puts the next end on the calendar. `leapfrog` does that for all such
+engines in one loop, in calendar order, for as long as each end is such a
+relay and comes strictly before anything else:
 
 * the sums are added at each end in the relay's order (each engine's own
-  sums, so the interleaving is the calendar's as before);
+  sums; the interleaving is the calendar's, as before);
 * each launch takes the calendar sequence number (`env._eid`) it would have
-  taken, so the two entries it leaves behind are the relay's;
-* the runs' remaining tokens and the holds' positions move once at the
-  end, by whole tokens (exact: `closed._whole_steps`), and the decode tokens
-  are recorded then (`TokenLog.decode_run`; they only continue sequences).
+  taken, so the entries it leaves behind are the relay's;
+* the runs' remaining tokens and the holds' positions move when needed, by
+  whole tokens (exact: `closed._whole_steps`), and the decode tokens are
+  recorded at the end (`TokenLog.decode_run`; they only continue sequences);
+* a hold that needs a block is grown as the relay grows it (`Regrow`: the
+  block, then the totals and the cost it changes), and its engine goes on
+  with the new cost.
 
-When an engine's hold needs a block, the loop brings the engine's runs
-and holds up to date and grows it as the relay would (`Regrow`: the block,
-then the totals and the cost it changes) and goes on with the new cost.
-
-It leaves when an end would not be a plain relay: before handling it when
-a run would finish, something else is due at or before it, or it is past
-the horizon; after it (as the relay leaves it for `_closed`) when the block
-does not fit or the next iteration would end before the other engine's.
-The burst goes on from there as before.
+It leaves before handling an end when a run would finish in the iteration
+after it, an end or entry ties with it, it is past the horizon, or the
+engine's next iteration would end before the next end (`_closed` runs such
+iterations inline); after handling it, as the relay leaves it for
+`_closed`, when the block does not fit or, with the new cost, the next
+iteration ends first. The burst goes on from there as before.
 """
 from __future__ import annotations
 
-from heapq import heapify, heappush
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Optional
 
 from .closed import _hold_steps, _needs_block, _run_steps
@@ -47,15 +48,23 @@ def _side(st: "StepStage", stamp: int) -> Optional[list]:
     if kept is None or kept[0] != stamp or kept[11]:
         return None
     run = kept[10]
-    if run is None:
+    if run is None:  # (a plan's first launch: its run is made when it goes on)
+        run = st._run_of(kept[1], kept[2], float(kept[3]), kept[4], kept[5])
+        kept = st.kept = kept[:10] + (run, False)
+    elif run is st.unplain:
         return None
     _cls, pairs, grows, sessions, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
-            or spec.serve_varies or not st.closed_ok or st.queue_waiting():
+            or spec.serve_varies or not st.closed_ok:
+        st.unplain = run  # (not asked again while the plan stands)
+        return None
+    if st.queue_waiting():
         return None
     rs = _run_steps(pairs)
     if rs is None or rs < 2:
+        if rs is None:
+            st.unplain = run
         return None
     if grows and _needs_block(grows):
         blocks = 0  # its next end grows a hold
@@ -99,40 +108,52 @@ def _move(side: list) -> None:
         side[LAUNCHES] = 0
 
 
-def leapfrog(a: "StepStage", b: "StepStage") -> Optional[tuple]:
-    """`a` has just launched an iteration (its end is on the calendar) and
-    `b`'s iteration end is the calendar's next entry. Handle the ends of
-    both while they alternate (see the module text). Returns None when no
-    end was handled (nothing changed), else (engine, launched): the engine
-    whose end was handled last, and whether it launched its next iteration
-    (else `_closed` goes on from its kept plan)."""
-    env = a.env
+def _insert(sides: list, side: list) -> None:
+    """Put `side` back among `sides` (sorted by end, then sequence number;
+    its sequence number is the newest, so it goes after equal ends)."""
+    end = side[END]
+    i = 0
+    for other in sides:
+        if other[END] > end:
+            break
+        i += 1
+    sides.insert(i, side)
+
+
+def leapfrog(b: "StepStage") -> Optional[tuple]:
+    """`b`'s iteration end is the calendar's next entry, and other engines'
+    ends follow before anything else. Handle the ends of all engines whose
+    plans go on plainly, in calendar order, while each is a plain relay (see
+    the module text). Returns None when no end was handled (nothing
+    changed), else (engine, launched): the engine whose end was handled
+    last, and whether it launched its next iteration (else `_closed` goes on
+    from its kept plan)."""
+    sim = b.sim
+    env = b.env
     q = env._queue
-    ev_a, ev_b = a._end_ev, b._end_ev
-    tx = q[0][0]  # b's end: the calendar's next entry
-    # a's end is next after it only as a child of the root (a heap's parent
-    # comes before its children); the next entry of anything else is then
-    # the root's other child or one of a's children
+    by_end = sim.engine_ends
+    # the engines' iteration ends that come before anything else: a subtree
+    # at the heap's root (an entry's parents come before it), walked down
+    # while its entries are engines' ends
+    q0 = INF
+    found = []
     n = len(q)
-    if n > 1 and q[1][3] is ev_a:
-        i = 1
-    elif n > 2 and q[2][3] is ev_a:
-        i = 2
-    else:
-        return None
-    ty, eid_a = q[i][0], q[i][2]
-    q0 = float("inf")  # the next entry of anything else
-    for k in (3 - i, 2 * i + 1, 2 * i + 2):
-        if k < n and q[k][0] < q0:
-            q0 = q[k][0]
-    horizon = a.sim.horizon
-    # worth it when at least b's, a's and b's next ends come before anything else
-    kept_b = b.kept
-    if not (tx < ty < q0 and ty <= horizon) or kept_b is None \
-            or not tx + kept_b[9] < q0:
-        return None
-    sim = a.sim
-    if sim.gauges or sim.drained is not None or a.instant.dirty:
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        entry = q[i]
+        st = by_end.get(entry[3])
+        if st is None or st.running is None or st.running[1] is not entry[3]:
+            if entry[0] < q0:
+                q0 = entry[0]
+            continue
+        found.append((entry, st))
+        i = 2 * i + 1
+        if i < n:
+            stack.append(i)
+            if i + 1 < n:
+                stack.append(i + 1)
+    if sim.gauges or sim.drained is not None or b.instant.dirty:
         return None
     stamp = sim.stamp
     if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
@@ -140,28 +161,45 @@ def leapfrog(a: "StepStage", b: "StepStage") -> Optional[tuple]:
     for st in sim.step_list:  # `_quiet`: no other engine idle with work
         if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
             return None
+    found = [f for f in found if f[0][0] < q0]
+    if len(found) < 2:
+        return None
+    found.sort(key=_first)
+    horizon = sim.horizon
+    tx = found[0][0][0]  # b's end (the calendar's next)
+    t2 = found[1][0][0]  # the next end after it
+    if not tx < t2 or tx > horizon:
+        return None
     x = _side(b, stamp)
-    if x is None:
-        return None
-    y = _side(a, stamp)
-    if y is None:
-        return None
-    x[END], x[EID] = tx, q[0][2]
-    y[END], y[EID] = ty, eid_a
-    if not x[RUNS]:
+    if x is None or not x[RUNS]:
         return None
     if x[BLOCKS]:
         ex = tx + x[COST]
-        if not (ex >= ty or ex > horizon):
+        if not (ex >= t2 or ex > horizon):
             return None  # not even b's end is a plain relay
-    # both entries leave the calendar while the loop runs
-    q[:] = [entry for entry in q if entry[3] is not ev_a and entry[3] is not ev_b]
-    heapify(q)
-    warmup = a.warmup
+    x[END], x[EID] = tx, found[0][0][2]
+    sides = [x]
+    for entry, st in found[1:]:
+        side = _side(st, stamp)
+        if side is None:  # it stays on the calendar: nothing passes it
+            q0 = entry[0]
+            break
+        side[END], side[EID] = entry[0], entry[2]
+        sides.append(side)
+    if len(sides) < 2:
+        return None
+    stop = t2 if t2 < q0 else q0
+    # their entries leave the calendar while the loop runs: they are its
+    # first (every other entry comes at or after q0)
+    for _side_ in sides:
+        heappop(q)
+    warmup = b.warmup
     eids = env._eid
     handled = 0
     launched = True
+    now = tx
     while True:
+        del sides[0]
         st, dec, cls = x[ST], x[DEC], x[CLS]
         # `_finish` of the iteration ending at tx (its runs' tokens: `_move`)
         dt = tx - st.t_last
@@ -196,7 +234,7 @@ def leapfrog(a: "StepStage", b: "StepStage") -> Optional[tuple]:
                 + kept[10:]
             x[COST] = cost
             ex = tx + cost
-            if not (ex >= (ty if ty < q0 else q0) or ex > horizon):
+            if not (ex >= stop or ex > horizon):
                 # it ends first: `_closed` runs it inline, its cost known
                 st.kept = kept[:11] + (True,)
                 launched = False
@@ -216,32 +254,44 @@ def leapfrog(a: "StepStage", b: "StepStage") -> Optional[tuple]:
         x[LAUNCHES] += 1
         x[END] = ex
         x[EID] = next(eids)
-        x, y = y, x
-        tx, ty = ty, ex
-        # the other engine's end next, plainly?
-        if not (tx < ty and tx < q0 and tx <= horizon and x[RUNS]):
+        _insert(sides, x)
+        last = x
+        # the next end: a plain relay?
+        x = sides[0]
+        tx = x[END]
+        t2 = sides[1][END]
+        stop = t2 if t2 < q0 else q0
+        if not (tx < t2 and tx < q0 and tx <= horizon and x[RUNS]):
             break
         if x[BLOCKS]:
             ex = tx + x[COST]
-            if not (ex >= (ty if ty < q0 else q0) or ex > horizon):
+            if not (ex >= stop or ex > horizon):
                 break  # its next iteration would end first: `_closed` runs it inline
     if launched:
-        x, y = y, x  # y: the other engine
-    else:
-        st = x[ST]  # as the relay leaves it for `_closed`
+        x = last
+    else:  # as the relay leaves it for `_closed`
         st.running = None
         st.last_void = True
         st.cur_cls = -1
         st.cur_decodes = 0
-    for side in (x, y):
+        _move(x)
+        sessions = x[KEPT][10][3]
+        if sessions and x[TIMES]:
+            sim.tokens.decode_run(sessions, st, x[TIMES])
+    for side in sides:
         _move(side)
-        st = side[ST]
         sessions = side[KEPT][10][3]
         if sessions and side[TIMES]:
-            sim.tokens.decode_run(sessions, st, side[TIMES])
-    heappush(q, (y[END], CALENDAR, y[EID], y[ST]._end_ev))
-    if launched:
-        heappush(q, (x[END], CALENDAR, x[EID], x[ST]._end_ev))
+            sim.tokens.decode_run(sessions, side[ST], side[TIMES])
+        heappush(q, (side[END], CALENDAR, side[EID], side[ST]._end_ev))
     sim.events += handled
     env._now = now
     return x[ST], launched
+
+
+def _first(found: tuple) -> tuple:
+    entry = found[0]
+    return entry[0], entry[2]
+
+
+INF = float("inf")

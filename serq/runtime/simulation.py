@@ -103,6 +103,7 @@ class Simulation:
         self.slots = attribute_slots(prog)
         self.tokens = TokenLog(self.warmup)
         self.step_list: list[StepStage] = []
+        self.engine_ends: dict = {}  # iteration-end event -> engine (`Burst.allow_burst`)
         from .schedule import _reads
         self.steps = StepCompiler(self.exprs, self.slots,
                                   claims_read_kv=_reads(prog.claims, {"kv_decode", "kv_prefill"}))
