@@ -37,7 +37,7 @@ from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from .closed import EPS, ClosedRuns, _needs_block
+from .closed import EPS, ClosedRuns, _attention, _needs_block
 from .instant import CALENDAR
 from .leapfrog import leapfrog
 from .pools import Pool
@@ -270,12 +270,7 @@ class Burst(ClosedRuns):
                          run, False)
             return 0
         if moving:
-            attention = 0.0
-            for job, t, k in assign:
-                if job.mode == "prefill":
-                    if job.growing is not None and job.session is not None:
-                        k = job.frame.pos[job.fk]
-                    attention += t * (k + t / 2.0)
+            attention = _attention(assign)
         if grows and _needs_block(grows):
             if regrow is not None:
                 regrow.attention = attention

@@ -102,6 +102,18 @@ def _block(job, t: float, growths: list) -> bool:
     return True
 
 
+def _attention(assign: list) -> float:
+    """A plan's `attention` with its growing prefills at their holds'
+    current positions (they move with every iteration)."""
+    attention = 0.0
+    for job, t, k in assign:
+        if job.mode == "prefill":
+            if job.growing is not None and job.session is not None:
+                k = job.frame.pos[job.fk]
+            attention += t * (k + t / 2.0)
+    return attention
+
+
 def _room(pairs: list, grows: list) -> float:
     """About how many iterations of a plan before a run's tokens change or
     a hold needs a block (at most `STRETCH_MAX`)."""
@@ -625,12 +637,7 @@ class ClosedRuns:
                         if finishing or varies or again:
                             break
                         if moving:
-                            attention = 0.0
-                            for job, t, k in assign:
-                                if job.mode == "prefill":
-                                    if job.growing is not None and job.session is not None:
-                                        k = job.frame.pos[job.fk]
-                                    attention += t * (k + t / 2.0)
+                            attention = _attention(assign)
                         if grows and _needs_block(grows):
                             # as planning again would: the blocks now, then the
                             # totals and the cost they change
