@@ -63,8 +63,6 @@ class Burst(ClosedRuns):
         self.others = [st for st in self.sim.step_list if st is not self]
         # the engines whose iteration ends a burst may relay to (`_burst`)
         self.relay = {st._end_cb: st for st in self.sim.step_list}
-        # ... and the engines by their iteration-end event (`leapfrog`)
-        self.sim.engine_ends = {st._end_ev: st for st in self.sim.step_list}
         self.unplain = None  # a run `leapfrog` does not take (`leapfrog._side`)
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
@@ -188,7 +186,7 @@ class Burst(ClosedRuns):
                             nxt = q[1] if n == 2 or q[1] < q[2] else q[2]
                             if nxt[3] in ends:
                                 frog = leapfrog(other)
-                        if frog is not None:  # ends of both handled, up to frog[0]'s
+                        if frog is not None:  # engines' ends handled, up to frog[0]'s
                             st, launched = frog
                             st.bursting = True
                             continue

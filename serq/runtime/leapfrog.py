@@ -56,7 +56,7 @@ def _side(st: "StepStage", stamp: int) -> Optional[list]:
     _cls, pairs, grows, sessions, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
-            or spec.serve_varies or not st.closed_ok:
+            or spec.serve_varies or not st.closed_ok or not st.burst:
         st.unplain = run  # (not asked again while the plan stands)
         return None
     if st.queue_waiting():

@@ -103,7 +103,7 @@ class Simulation:
         self.slots = attribute_slots(prog)
         self.tokens = TokenLog(self.warmup)
         self.step_list: list[StepStage] = []
-        self.engine_ends: dict = {}  # iteration-end event -> engine (`Burst.allow_burst`)
+        self.engine_ends: dict = {}  # iteration-end event -> engine (set by `_loop`)
         from .schedule import _reads
         self.steps = StepCompiler(self.exprs, self.slots,
                                   claims_read_kv=_reads(prog.claims, {"kv_decode", "kv_prefill"}))
@@ -565,6 +565,8 @@ class Simulation:
             instant.pending = False  # an entry already queued finds nothing to do
         for st in steps:  # an engine may handle its own quiet iterations
             st.allow_burst(not check)
+        # the engines by their iteration-end event (`leapfrog`)
+        self.engine_ends = {st._end_ev: st for st in steps}
         last = 0.0
         while q:
             item = heappop(q)
