@@ -71,3 +71,15 @@ def test_alternating_engines_report_as_the_event_loop(kw, monkeypatch):
     # to `_closed` at seed 1, in the order of the parameters: 1553 / 96 / 5,
     # 469 / 375 / 22, 7392 / 480 / 24, 19281 / 1034 / 50, 30730 / 1325 / 42)
     assert seen["handled"] > 400 and seen["launched"] > 50 and seen["left"] > 3, seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_llmd_pull_reports_as_the_event_loop(seed):
+    """The llm-d pull program (examples/pd-disaggregation/llmd_nixl_pull.sq:
+    two prefill and two decode engines, fractional tokens), shortened: the
+    loop, the relay step and the whole steps at fractional positions leave
+    its report as the per-event path does."""
+    prog = serq.load("examples/pd-disaggregation/llmd_nixl_pull.sq")
+    prog.settings = serq.api.settings_for(prog, horizon=300.0, warmup=30.0, seed=seed)
+    assert _report(prog, False) == _report(prog, True)
