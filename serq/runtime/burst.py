@@ -61,9 +61,6 @@ class Burst(ClosedRuns):
         spec = self.spec
         self.burst = allowed
         self.others = [st for st in self.sim.step_list if st is not self]
-        # the engines whose iteration ends a burst may relay to (`_burst`)
-        self.relay = {st._end_cb: st for st in self.sim.step_list}
-        self.unplain = None  # a run `leapfrog` does not take (`leapfrog._side`)
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
 
@@ -147,8 +144,7 @@ class Burst(ClosedRuns):
         sim = self.sim
         horizon = sim.horizon
         gauges = bool(sim.gauges)
-        relay = self.relay
-        ends = sim.engine_ends
+        ends = sim.engine_ends  # the engines a burst may relay to, by their end event
         st = self  # the engine whose iteration just ended
         st.bursting = True
         launched = False  # `_relay_kept` did the loop's first steps itself
@@ -172,8 +168,7 @@ class Burst(ClosedRuns):
                         break
                     ev = top[3]
                     if ev is not running[1]:
-                        cbs = ev.callbacks
-                        other = relay.get(cbs[0]) if cbs and len(cbs) == 1 else None
+                        other = ends.get(ev)
                         if other is None or not other.burst or other.running is None \
                                 or other.running[1] is not ev:
                             break

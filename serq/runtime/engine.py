@@ -83,12 +83,12 @@ class StepStage(Burst, Stage):
         self.plain_order = (cls.serving_order is StepStage.serving_order
                             and cls.in_batch is StepStage.in_batch
                             and cls.admission_pool is StepStage.admission_pool)
-        self._end_cb = self._end
-        self._end_cbs = [self._end_cb]  # the end entry's callbacks (never changed)
+        self._end_cbs = [self._end]  # the end entry's callbacks (never changed)
         self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
         self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
+        self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
         self.others: list[StepStage] = []  # the program's other engines
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
