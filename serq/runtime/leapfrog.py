@@ -132,6 +132,18 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     env = b.env
     q = env._queue
     by_end = sim.engine_ends
+    stamp = sim.stamp
+    kept = b.kept  # (what `_side` refuses at once, checked before the calendar's walk)
+    if kept is None or kept[0] != stamp or kept[11] or \
+            (kept[10] is not None and kept[10] is b.unplain):
+        return None
+    if sim.gauges or sim.drained is not None or b.instant.dirty:
+        return None
+    if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
+        return None
+    for st in sim.step_list:  # `_quiet`: no other engine idle with work
+        if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
+            return None
     # the engines' iteration ends that come before anything else: a subtree
     # at the heap's root (an entry's parents come before it), walked down
     # while its entries are engines' ends
@@ -153,14 +165,6 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             stack.append(i)
             if i + 1 < n:
                 stack.append(i + 1)
-    if sim.gauges or sim.drained is not None or b.instant.dirty:
-        return None
-    stamp = sim.stamp
-    if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
-        return None
-    for st in sim.step_list:  # `_quiet`: no other engine idle with work
-        if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
-            return None
     found = [f for f in found if f[0][0] < q0]
     if len(found) < 2:
         return None
