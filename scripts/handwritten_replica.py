@@ -140,21 +140,22 @@ class Engine:
         self.entries: dict[int, int] = {}  # session -> cached tokens, oldest release first
         self.cached = 0
         self.done: list[Req] = []        # runs that finish at the current iteration's end
-        self.active = False              # an iteration is in progress
+        self.active = False              # an iteration runs or an attempt is due
+        self.busy_since: Optional[float] = None  # the start of the current busy period
         self.iterations = 0
         self.admissions = 0
         self.preemptions = 0
         self.evicted_units = 0
         self.evicted_entries = 0
         self.busy = 0.0                  # time with an iteration in progress, after warm-up
-        self.busy_since = 0.0
 
     # -- the session's side -------------------------------------------------------------
     def submit(self, req: Req) -> None:
-        """Queue a request; an idle engine attempts an iteration at once."""
+        """Queue a request; an idle engine attempts an iteration at this instant."""
         self.waiting.append(req)
         if not self.active:
-            self._attempt()
+            self.active = True
+            self._settle()
 
     # -- the KV pool ----------------------------------------------------------------------
     def make_room(self, units: int) -> None:
@@ -178,7 +179,7 @@ class Engine:
             self.evicted_units += take
             excess -= take
 
-    def _release(self, r: Req) -> None:
+    def release(self, r: Req) -> None:
         """Free the request's KV; its computed whole blocks stay cached as the session's prefix."""
         self.used -= r.alloc
         if self.cache:
@@ -193,7 +194,7 @@ class Engine:
     def _preempt(self) -> Req:
         """The latest admission loses its KV and goes back to the head of the queue."""
         v = self.running.pop()
-        self._release(v)
+        self.release(v)
         v.computed = v.pos
         self.waiting.appendleft(v)
         self.preemptions += 1
@@ -285,12 +286,11 @@ class Engine:
                 if left <= 0:
                     break
         if tokens == 0 and not preempted:
-            if self.active:
-                self.active = False
-                self._busy_until(env._now)
+            self.active = False
+            if self.busy_since is not None:
+                self.close_busy(env._now)
             return
-        if not self.active:
-            self.active = True
+        if self.busy_since is None:
             self.busy_since = env._now
         self.iterations += 1
         cost = self.omega + self.beta * kv
@@ -318,16 +318,27 @@ class Engine:
             if r.o > 1 and measured:
                 obs.tpot.append((now - r.t_first) / (r.o - 1))
             self.running.remove(r)
-            self._release(r)
+            self.release(r)
             r.computed = 0
             r.done.succeed()
         done.clear()
-        self._attempt()
+        self._settle()
 
-    def _busy_until(self, t: float) -> None:
+    def _settle(self, _ev: Optional[Event] = None) -> None:
+        """Attempt the next iteration once nothing else is due at this instant
+        (so it sees every arrival and completion of the instant)."""
+        env = self.env
+        if env.peek() > env._now:
+            self._attempt()
+        else:
+            env.timeout(0).callbacks.append(self._settle)
+
+    def close_busy(self, t: float) -> None:
+        """End the current busy period at ``t``; add its part after the warm-up."""
         start = self.busy_since if self.busy_since > self.obs.warmup else self.obs.warmup
         if t > start:
             self.busy += t - start
+        self.busy_since = None
 
 
 def choose(engines: list[Engine], live: list[int]) -> int:
@@ -404,8 +415,8 @@ def run(horizon: float = 400.0, seed: int = 1, warmup: float = 100.0, replicas: 
     env.run(until=horizon)
     t_end = time.perf_counter()
     for eng in engines:
-        if eng.active:
-            eng._busy_until(horizon)
+        if eng.busy_since is not None:
+            eng.close_busy(horizon)
     live_change(0, 0)
 
     def mean(xs: list[float]) -> Optional[float]:
