@@ -92,14 +92,20 @@ per replica (serq-simpy: 233 000-259 000).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import random
+import sys
 import time
 from collections import deque
 from typing import Optional
 
 import simpy
 from simpy.events import Event
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from handwritten_prefix_cache import evict_lru  # noqa: E402  (its sibling: the same LRU cache)
 
 
 class Req:
@@ -178,23 +184,11 @@ class Engine:
     def make_room(self, units: int) -> None:
         """Evict cached prefixes, oldest first, until ``units`` more fit."""
         excess = self.used + self.cached + units - self.cap
-        if excess <= 0:
-            return
-        entries = self.entries
-        bs = self.bs
-        while excess > 0:
-            victim = next(iter(entries))
-            size = entries[victim]
-            take = -(-excess // bs) * bs
-            if take >= size:
-                take = size
-                del entries[victim]
-                self.evicted_entries += 1
-            else:
-                entries[victim] = size - take
-            self.cached -= take
-            self.evicted_units += take
-            excess -= take
+        if excess > 0:
+            taken, removed = evict_lru(self.entries, excess, self.bs)
+            self.cached -= taken
+            self.evicted_units += taken
+            self.evicted_entries += removed
 
     def release(self, r: Req) -> None:
         """Free the request's KV; its computed whole blocks stay cached as the session's prefix."""
@@ -395,6 +389,7 @@ def run(horizon: float = 400.0, seed: int = 1, warmup: float = 100.0, replicas: 
     r_new, r_out, r_tool = 1.0 / 500.0, 1.0 / 200.0, 1.0 / tool_mean
 
     def session(sid: int):
+        counts["arrivals"] += 1
         n = int(uniform(1000.0, 3000.0))
         o = 1 + int(expo(r_out))
         home = choose(engines, live)
@@ -419,12 +414,9 @@ def run(horizon: float = 400.0, seed: int = 1, warmup: float = 100.0, replicas: 
         live_change(home, -1)
         counts["ended"] += 1
 
-    def source():
-        sid = 0
-        while True:
+    def source():  # Poisson arrivals, the first at 0
+        for sid in itertools.count():
             env.process(session(sid))
-            sid += 1
-            counts["arrivals"] = sid
             yield timeout(expo(lam))
 
     env.process(source())

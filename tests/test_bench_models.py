@@ -21,14 +21,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "handwritten_prefix_cache.py")
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("handwritten_prefix_cache", SCRIPT)
+def _load(name: str):
+    """scripts/NAME.py as a module."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", name + ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-hand = _load()
+hand = _load("handwritten_prefix_cache")
 
 
 def test_pool_evicts_lru_a_block_at_a_time():
@@ -156,16 +157,7 @@ def test_script_prints_its_result():
 # -- scripts/handwritten_replica.py: replica.sq by hand -------------------------------------
 
 REPLICA = os.path.join(ROOT, "scripts", "handwritten_replica.py")
-
-
-def _load_replica():
-    spec = importlib.util.spec_from_file_location("handwritten_replica", REPLICA)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-rep = _load_replica()
+rep = _load("handwritten_replica")
 
 # the constants of examples/multi-turn/replica.sq
 OMEGA, BETA, A = 8e-3, 6e-8, 5e-5
