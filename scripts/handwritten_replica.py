@@ -269,6 +269,9 @@ class Engine:
                     break  # head-of-line blocking
                 waiting.popleft()
                 own = self.entries.pop(r.sid, 0) if self.cache else 0
+                # whole blocks before the last known token (`reuse`): a session's
+                # entry never holds more, so no dead entry is ever left behind
+                assert own <= (known - 1) // bs * bs
                 self.cached -= own
                 units = own + left if own + left < known else known
                 alloc = -(-units // bs) * bs
