@@ -1,9 +1,10 @@
 """The hand-written SimPy models that scripts/bench.py times serq-simpy against.
 
-scripts/handwritten_prefix_cache.py is prefix_cache.sq written by hand; these
-tests check its pool, its processor-sharing server and the whole model
-against the spec's examples, closed cases and a named reference run, so the
-benchmark's floor is a model doing the same work, not a cheaper one.
+scripts/handwritten_prefix_cache.py is prefix_cache.sq written by hand,
+scripts/handwritten_replica.py replica.sq; these tests check their pools,
+servers, engines and router and the whole models against the spec's
+examples, closed cases and named reference runs, so the benchmark's floor
+is a model doing the same work, not a cheaper one.
 """
 from __future__ import annotations
 
