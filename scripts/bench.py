@@ -14,7 +14,8 @@ Python process that imports pyserq, compiles and runs the file (pyserq
 0.1.5, 0.1.4 or 0.1.3, the first that accepts the program, found as
 tests/oracle.py finds them), and the hand-written SimPy model where there
 is one (scripts/handwritten_mm1.py for M/M/1,
-scripts/handwritten_prefix_cache.py for prefix_cache.sq). `--floor` adds
+scripts/handwritten_prefix_cache.py for prefix_cache.sq,
+scripts/handwritten_replica.py for replica.sq). `--floor` adds
 two more contenders to every row: `python -c pass` and
 `python -c "import simpy"` (this interpreter), the start-up no Python or
 SimPy program can go below. The contenders of a row
@@ -63,6 +64,7 @@ class Program:
     path: Optional[str]
     horizon: Optional[float]
     hand: Optional[str] = None  # the hand-written SimPy model's script, if any
+    hand_warmup: bool = False  # the script takes `--warmup` (the program's, scaled)
     command: Optional[list[str]] = None  # serq-simpy arguments instead of `run`
     reference: Optional[str] = None  # the reference's start-up equivalent
 
@@ -76,7 +78,8 @@ PROGRAMS = [
             hand="scripts/handwritten_mm1.py"),
     Program("vllm", "vLLM multi-turn (vllm.sq)", "examples/multi-turn/vllm.sq", 3000.0),
     Program("vllm1", "vLLM single-turn", "examples/single-turn/vllm_single_turn.sq", 1500.0),
-    Program("replica", "replica.sq", "examples/multi-turn/replica.sq", None),
+    Program("replica", "replica.sq", "examples/multi-turn/replica.sq", None,
+            hand="scripts/handwritten_replica.py", hand_warmup=True),
     Program("prefix", "prefix_cache.sq", "examples/multi-turn/prefix_cache.sq", None,
             hand="scripts/handwritten_prefix_cache.py"),
     Program("llmd", "llm-d pull (llmd_nixl_pull.sq)",
@@ -193,15 +196,19 @@ def reference_argv(prog: Program, python: str, seed: int, scale: float) -> list[
 
 def hand_argv(prog: Program, seed: int, scale: float) -> list[str]:
     """The hand-written model's command: the row's horizon (the program's
-    own when the row has none), scaled."""
+    own when the row has none), scaled, and the program's warm-up, scaled,
+    when the script takes one."""
     assert prog.hand is not None
-    horizon = settings(prog, scale)[0]
+    horizon, warmup = settings(prog, scale)
     if horizon is None:
         sys.path.insert(0, str(ROOT))
         import serq
         horizon = serq.load(str(ROOT / prog.path)).settings.horizon
-    return [sys.executable, str(ROOT / prog.hand), "--horizon", repr(horizon),
+    argv = [sys.executable, str(ROOT / prog.hand), "--horizon", repr(horizon),
             "--seed", str(seed)]
+    if prog.hand_warmup and warmup is not None:
+        argv += ["--warmup", repr(warmup)]
+    return argv
 
 
 def fmt_time(x: Optional[float]) -> str:

@@ -65,6 +65,29 @@ from typing import Optional
 import simpy
 
 
+def evict_lru(entries: dict[int, int], excess: float, block: float) -> tuple[float, int]:
+    """Evict at least ``excess`` units from ``entries`` (session -> cached units,
+    oldest release first): whole blocks from the oldest entry's tail, an
+    entry at a time. An entry keeps its place while it shrinks, so the blocks
+    one call takes from it go in one step (the same units and entries as
+    block by block). Returns (units evicted, entries removed)."""
+    units = 0
+    removed = 0
+    while excess > 0:
+        victim = next(iter(entries))
+        size = entries[victim]
+        take = -(-excess // block) * block  # whole blocks from the tail
+        if take >= size:
+            take = size
+            del entries[victim]
+            removed += 1
+        else:
+            entries[victim] = size - take
+        units += take
+        excess -= take
+    return units, removed
+
+
 class PS:
     """A processor-sharing server of total rate ``phi`` shared by the jobs present."""
 
@@ -153,20 +176,10 @@ class KVPool:
         self.cached -= own
         excess = self.used + self.cached + need - self.cap
         if excess > 0:
-            b = self.block
-            while excess > 0:
-                victim = next(iter(entries))
-                size = entries[victim]
-                take = -(-excess // b) * b  # whole blocks from the tail
-                if take >= size:
-                    take = size
-                    del entries[victim]
-                    self.evicted_entries += 1
-                else:
-                    entries[victim] = size - take
-                self.cached -= take
-                self.evicted_units += take
-                excess -= take
+            units, removed = evict_lru(entries, excess, self.block)
+            self.cached -= units
+            self.evicted_units += units
+            self.evicted_entries += removed
         self.used += need
         return own
 

@@ -40,3 +40,14 @@ def test_bench_times_the_hand_written_prefix_model_and_the_floor():
     assert row["program"] == "prefix_cache.sq" and row["horizon"] == "200"
     for col in ("SimPy wall s", "python -c pass wall s", "import simpy wall s"):
         assert float(row[col]) > 0, col
+
+
+@pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
+def test_bench_times_the_hand_written_replica_model():
+    """The replica row has a hand-written SimPy contender
+    (scripts/handwritten_replica.py), given the scaled horizon and warm-up."""
+    lines = _bench("--scale", "0.05", "--repeat", "1", "--only", "replica", "--no-reference")
+    head = [c.strip() for c in lines[0].split("|")]
+    row = dict(zip(head, (c.strip() for c in lines[2].split("|"))))
+    assert row["program"] == "replica.sq" and row["horizon"] == "20"
+    assert float(row["SimPy wall s"]) > 0 and row["serq/SimPy"].endswith("×")
