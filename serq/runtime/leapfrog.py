@@ -41,18 +41,25 @@ if TYPE_CHECKING:
     from .engine import StepStage
 
 
+def _may_go_on(st: "StepStage", stamp: int) -> bool:
+    """Whether `st` has a kept plan that nothing but engines' iterations
+    followed (`stamp`), whose checks `_relay_kept` has not done already
+    (`ready`), and whose run `_side` has not refused (`unplain`)."""
+    kept = st.kept
+    return kept is not None and kept[0] == stamp and not kept[11] and \
+        (kept[10] is None or kept[10] is not st.unplain)
+
+
 def _side(st: "StepStage", stamp: int) -> Optional[list]:
     """What the loop needs of an engine whose kept plan goes on plainly
     (the fields below), or None when it may not."""
-    kept = st.kept
-    if kept is None or kept[0] != stamp or kept[11]:
+    if not _may_go_on(st, stamp):
         return None
+    kept = st.kept
     run = kept[10]
     if run is None:  # (a plan's first launch: its run is made when it goes on)
         run = st._run_of(kept[1], kept[2], float(kept[3]), kept[4], kept[5])
         kept = st.kept = kept[:10] + (run, False)
-    elif run is st.unplain:
-        return None
     _cls, pairs, grows, sessions, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
@@ -133,9 +140,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     q = env._queue
     by_end = sim.engine_ends
     stamp = sim.stamp
-    kept = b.kept  # (what `_side` refuses at once, checked before the calendar's walk)
-    if kept is None or kept[0] != stamp or kept[11] or \
-            (kept[10] is not None and kept[10] is b.unplain):
+    if not _may_go_on(b, stamp):  # (as `_side` would, before the calendar's walk)
         return None
     if sim.gauges or sim.drained is not None or b.instant.dirty:
         return None
