@@ -85,7 +85,7 @@ class Burst(ClosedRuns):
             if not sim.pools_idle:
                 return False
         for st in self.others:
-            if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
+            if st.idle_with_work():
                 return False
         return True
 

@@ -179,6 +179,13 @@ class StepStage(Burst, Stage):
         """Jobs scheduled in the running iteration (0 between iterations)."""
         return len(self.running[0]) if self.running is not None else 0
 
+    def idle_with_work(self) -> bool:
+        """Whether the stage is idle (its last attempt started nothing and no
+        iteration runs) while it has residents or a waiting hold: the event
+        loop's settle would start it."""
+        return self.last_void and self.running is None and \
+            bool(self.residents or self.queue_waiting())
+
     def queue_waiting(self) -> bool:
         """Whether a pool this stage admits from has a waiting hold."""
         for q in self.served_queues:

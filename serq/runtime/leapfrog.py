@@ -146,8 +146,8 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         return None
     if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
         return None
-    for st in sim.step_list:  # `_quiet`: no other engine idle with work
-        if st.last_void and st.running is None and (st.residents or st.queue_waiting()):
+    for st in sim.step_list:  # as `_quiet`: no other engine idle with work
+        if st.idle_with_work():
             return None
     # the engines' iteration ends that come before anything else: a subtree
     # at the heap's root (an entry's parents come before it), walked down

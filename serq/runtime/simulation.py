@@ -601,6 +601,7 @@ class Simulation:
                     holds.pool_pass()
             if steps and item[1] != LATE:
                 for st in steps:  # any event may let an idle engine with work start
+                    # (`StepStage.idle_with_work`, inline: this runs after every event)
                     if st.last_void and st.running is None and (
                             st.residents or st.queue_waiting()):
                         instant.mark(st)
