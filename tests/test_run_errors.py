@@ -56,3 +56,36 @@ def test_run_error(path):
 def test_corpus_has_every_runaway_kind():
     kinds = {os.path.basename(f).split("_")[0] for f in FILES}
     assert {"zero", "clock", "population"} <= kinds
+
+
+def test_places_are_read_at_the_stop_entry():
+    """Where the sessions are is read in the loop's thread at the stop entry,
+    where every waiting session's entry is on the calendar: a stop requested
+    at any moment names the place (it once depended on when the watchdog's
+    thread happened to look, and a CI run lost the place)."""
+    import random
+    import threading
+
+    from serq.runtime import watchdog
+
+    path = os.path.join(HERE, "run_errors", "clock_cannot_advance.sq")
+    program = load(path)
+    rng = random.Random(7)
+    for _ in range(12):
+        sim = Simulation(program)
+        delay = rng.uniform(0.0, 0.03)
+
+        def stop_soon() -> None:
+            while not watchdog._ACTIVE:
+                time.sleep(0.0005)
+            time.sleep(delay)
+            for dog in list(watchdog._ACTIVE):
+                dog.request("clock", "stopped by the test", places=True)
+
+        t = threading.Thread(target=stop_soon)
+        t.start()
+        with pytest.raises(SimulationError) as info:
+            sim.run()
+        t.join()
+        assert f"the sessions are at {path}:7:24" in info.value.format(path), \
+            info.value.format(path)

@@ -65,11 +65,13 @@ class RunStopped(SimulationError):
 class _StopNow(Exception):
     """Raised by the stop entry: carries the kind and the message."""
 
-    def __init__(self, kind: str, message: str, help: Optional[str] = None):
+    def __init__(self, kind: str, message: str, help: Optional[str] = None,
+                 places: bool = False):
         super().__init__(kind, message, help)
         self.kind = kind
         self.message = message
         self.help = help
+        self.places = places  # name where the sessions are, read at the stop entry
 
 
 class _StopAsync(BaseException):
@@ -163,11 +165,13 @@ class Watchdog:
             self.thread.join()
 
     # -- stopping ------------------------------------------------------------
-    def request(self, kind: str, message: str, help: Optional[str] = None) -> None:
-        """Stop the run at the next event boundary."""
+    def request(self, kind: str, message: str, help: Optional[str] = None,
+                places: bool = False) -> None:
+        """Stop the run at the next event boundary; with `places`, the
+        message ends with where the sessions are."""
         if self.pending is not None or self.done.is_set():
             return
-        self.pending = _StopNow(kind, message, help)
+        self.pending = _StopNow(kind, message, help, places)
         self.requested_at = time.monotonic()
         env = self.sim.env
         ev = Event(env)
@@ -179,7 +183,12 @@ class Watchdog:
     def _fire(self, _ev: Any) -> None:
         with self.lock:
             self.done.set()  # reached: no asynchronous stop may follow
-        raise self.pending  # type: ignore[misc]
+        stop = self.pending
+        assert stop is not None
+        if stop.places:  # at an event boundary, in the loop's thread: every
+            # waiting session's entry is on the calendar with its callback
+            stop.message += self._places()
+        raise stop
 
     def _force(self) -> None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.owner),
@@ -222,7 +231,7 @@ class Watchdog:
             if wall - w0 >= INSTANT_WALL and eid - e0 > INSTANT_EVENTS + 20 * sim.live:
                 self.request("cycle", self._cycle_message(now, eid - e0),
                              help="a loop at one instant needs a `run` of positive work, or "
-                                  "a hold that is not preempted again at once")
+                                  "a hold that is not preempted again at once", places=True)
                 return
         t1, e1, w1 = self.window
         if wall - w1 >= CLOCK_WINDOW:
@@ -233,7 +242,7 @@ class Watchdog:
                     return
                 self.request("clock", self._clock_message(t1, now, eid - e1),
                              help="work amounts that small cannot move the clock; "
-                                  "measure time in larger units")
+                                  "measure time in larger units", places=True)
                 return
             self.window = (now, eid, wall)
 
@@ -249,13 +258,10 @@ class Watchdog:
             frame = frame.f_back
 
     def _places(self) -> str:
+        """Where the sessions are: the places sampled in the loop's frames
+        (most frequent first), then where the waiting sessions wait."""
         places = [p for p, _n in self.samples.most_common(3)]
-        for _ in range(50):  # the loop may hold the one session's entry in its hands
-            found = self.where()
-            if found:
-                break
-            time.sleep(0.002)
-        places += [p for p in found if p not in places]
+        places += [p for p in self.where() if p not in places]
         places = places[:3]
         if not places:
             return ""
@@ -264,12 +270,12 @@ class Watchdog:
     def _cycle_message(self, now: float, events: int) -> str:
         return (f"the run makes no progress: the clock stays at t = {shortest(now)} "
                 f"while events are handled (more than {events} at that instant; a "
-                f"zero-time cycle){self._places()}")
+                f"zero-time cycle)")
 
     def _clock_message(self, t1: float, now: float, events: int) -> str:
         return (f"the clock cannot advance: {events} events moved it from "
                 f"t = {shortest(t1)} to t = {shortest(now)}, less than its resolution at "
-                f"the horizon ({self.resolution:.3g}){self._places()}")
+                f"the horizon ({self.resolution:.3g})")
 
 
 def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -> list[str]:
