@@ -76,7 +76,8 @@ def test_places_are_read_at_the_stop_entry():
         delay = rng.uniform(0.0, 0.03)
 
         def stop_soon() -> None:
-            while not watchdog._ACTIVE:
+            # until the session is in its loop (a thousand calendar entries)
+            while not watchdog._ACTIVE or watchdog._eid(sim.env) < 1000:
                 time.sleep(0.0005)
             time.sleep(delay)
             for dog in list(watchdog._ACTIVE):
