@@ -53,8 +53,11 @@ def _may_go_on(st: "StepStage", stamp: int) -> bool:
 def _side(st: "StepStage", stamp: int) -> Optional[list]:
     """What the loop needs of an engine whose kept plan goes on plainly
     (the fields below), or None when it may not."""
-    if not _may_go_on(st, stamp):
-        return None
+    return _plain_side(st) if _may_go_on(st, stamp) else None
+
+
+def _plain_side(st: "StepStage") -> Optional[list]:
+    """`_side` of an engine that `_may_go_on` (asked already)."""
     kept = st.kept
     run = kept[10]
     if run is None:  # (a plan's first launch: its run is made when it goes on)
@@ -179,7 +182,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     t2 = found[1][0][0]  # the next end after it
     if not tx < t2 or tx > horizon:
         return None
-    x = _side(b, stamp)
+    x = _plain_side(b)  # (`_may_go_on(b)` was asked above; nothing has changed since)
     if x is None or not x[RUNS]:
         return None
     if x[BLOCKS]:
