@@ -74,19 +74,41 @@ def test_places_are_read_at_the_stop_entry():
     for _ in range(12):
         sim = Simulation(program)
         delay = rng.uniform(0.0, 0.03)
+        ended = threading.Event()
 
         def stop_soon() -> None:
-            # until the session is in its loop (a thousand calendar entries)
+            # until the session is in its loop (a thousand calendar entries);
+            # on a slow machine the watchdog's own stop may come first
             while not watchdog._ACTIVE or watchdog._eid(sim.env) < 1000:
-                time.sleep(0.0005)
+                if ended.wait(0.0005):
+                    return
             time.sleep(delay)
             for dog in list(watchdog._ACTIVE):
                 dog.request("clock", "stopped by the test", places=True)
 
         t = threading.Thread(target=stop_soon)
         t.start()
-        with pytest.raises(SimulationError) as info:
-            sim.run()
-        t.join()
+        try:
+            with pytest.raises(SimulationError) as info:
+                sim.run()
+        finally:
+            ended.set()
+            t.join()
         assert f"the sessions are at {path}:7:24" in info.value.format(path), \
             info.value.format(path)
+
+
+def test_a_failing_look_for_places_keeps_the_message(monkeypatch):
+    """Reading where the sessions are runs in the loop's thread at the stop
+    entry; if it fails, the run still stops with its message (no traceback
+    of the watchdog's own)."""
+    from serq.runtime import watchdog
+
+    def broken(*_a, **_k):
+        raise RuntimeError("a look that fails")
+
+    monkeypatch.setattr(watchdog, "waiting_positions", broken)
+    path = os.path.join(HERE, "run_errors", "clock_cannot_advance.sq")
+    with pytest.raises(SimulationError) as info:
+        Simulation(load(path)).run()
+    assert "the clock cannot advance" in info.value.format(path)

@@ -187,7 +187,10 @@ class Watchdog:
         assert stop is not None
         if stop.places:  # at an event boundary, in the loop's thread: every
             # waiting session's entry is on the calendar with its callback
-            stop.message += self._places()
+            try:
+                stop.message += self._places()
+            except Exception:  # (the message stands without them)
+                pass
         raise stop
 
     def _force(self) -> None:
