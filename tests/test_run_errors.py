@@ -86,7 +86,7 @@ def test_places_are_read_at_the_stop_entry():
                     return
             time.sleep(delay)
             for dog in list(watchdog._ACTIVE):
-                dog.request("clock", "stopped by the test", places=True)
+                dog.request("clock", "stopped by the test")
 
         t = threading.Thread(target=stop_soon)
         t.start()

@@ -44,6 +44,7 @@ INSTANT_EVENTS = 20_000     # ... and events handled there, plus 20 per live ses
 CLOCK_WINDOW = 0.5          # wall time over which the clock must move past its resolution
 CLOCK_EVENTS = 10_000       # ... while at least this many events were handled
 STOP_PRIORITY = -1          # ahead of SimPy's URGENT (0)
+PLACED = ("cycle", "clock")  # the stops whose message names where the sessions are
 
 
 class RunStopped(SimulationError):
@@ -65,13 +66,11 @@ class RunStopped(SimulationError):
 class _StopNow(Exception):
     """Raised by the stop entry: carries the kind and the message."""
 
-    def __init__(self, kind: str, message: str, help: Optional[str] = None,
-                 places: bool = False):
+    def __init__(self, kind: str, message: str, help: Optional[str] = None):
         super().__init__(kind, message, help)
         self.kind = kind
         self.message = message
         self.help = help
-        self.places = places  # name where the sessions are, read at the stop entry
 
 
 class _StopAsync(BaseException):
@@ -165,13 +164,12 @@ class Watchdog:
             self.thread.join()
 
     # -- stopping ------------------------------------------------------------
-    def request(self, kind: str, message: str, help: Optional[str] = None,
-                places: bool = False) -> None:
-        """Stop the run at the next event boundary; with `places`, the
-        message ends with where the sessions are."""
+    def request(self, kind: str, message: str, help: Optional[str] = None) -> None:
+        """Stop the run at the next event boundary (the message of a kind in
+        `PLACED` ends with where the sessions are, read there)."""
         if self.pending is not None or self.done.is_set():
             return
-        self.pending = _StopNow(kind, message, help, places)
+        self.pending = _StopNow(kind, message, help)
         self.requested_at = time.monotonic()
         env = self.sim.env
         ev = Event(env)
@@ -185,7 +183,7 @@ class Watchdog:
             self.done.set()  # reached: no asynchronous stop may follow
         stop = self.pending
         assert stop is not None
-        if stop.places:  # at an event boundary, in the loop's thread: every
+        if stop.kind in PLACED:  # at an event boundary, in the loop's thread: every
             # waiting session's entry is on the calendar with its callback
             try:
                 stop.message += self._places()
@@ -234,7 +232,7 @@ class Watchdog:
             if wall - w0 >= INSTANT_WALL and eid - e0 > INSTANT_EVENTS + 20 * sim.live:
                 self.request("cycle", self._cycle_message(now, eid - e0),
                              help="a loop at one instant needs a `run` of positive work, or "
-                                  "a hold that is not preempted again at once", places=True)
+                                  "a hold that is not preempted again at once")
                 return
         t1, e1, w1 = self.window
         if wall - w1 >= CLOCK_WINDOW:
@@ -245,7 +243,7 @@ class Watchdog:
                     return
                 self.request("clock", self._clock_message(t1, now, eid - e1),
                              help="work amounts that small cannot move the clock; "
-                                  "measure time in larger units", places=True)
+                                  "measure time in larger units")
                 return
             self.window = (now, eid, wall)
 
