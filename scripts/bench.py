@@ -16,9 +16,12 @@ tests/oracle.py finds them), and the hand-written SimPy model where there
 is one (scripts/handwritten_mm1.py for M/M/1,
 scripts/handwritten_prefix_cache.py for prefix_cache.sq,
 scripts/handwritten_replica.py for replica.sq). `--floor` adds
-two more contenders to every row: `python -c pass` and
-`python -c "import simpy"` (this interpreter), the start-up no Python or
-SimPy program can go below. The contenders of a row
+more contenders to every row: `python -c pass`, `python -c "import simpy"`
+and `python -c "import simpy, numpy"` (this interpreter): the start-up no
+Python program, no SimPy program, and no SimPy program that draws Part 07's
+streams at numpy's pace can go below; and, in a row that runs a program,
+serq-simpy itself at horizon 1e-9 (its start-up for that program: imports,
+loading, building, the first streams' keys, the report). The contenders of a row
 run alternately, `--repeat` times each after one untimed warm-up run
 (bytecode and the grammar cache are then in place, as for an installed
 package); the table shows the best (or median) wall time, the ratios of
@@ -89,7 +92,10 @@ PROGRAMS = [
 ]
 STARTUP = ("help", "check")
 # --floor: (key, column title, the `python -c` code)
-FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import simpy"))
+FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import simpy"),
+         ("numpy", "import simpy, numpy", "import simpy, numpy"))
+START_HORIZON = 1e-9  # --floor: serq-simpy's own start-up runs the program this far
+START_TITLE = "serq-simpy at horizon 1e-9"
 
 
 @dataclass
@@ -137,11 +143,14 @@ def measure(argv: list[str], env: dict[str, str], runs: Runs, cwd: Path = ROOT) 
     runs.peak_kib = max(runs.peak_kib, usage.ru_maxrss)
 
 
-def serq_argv(prog: Program, exe: str, seed: int, scale: float) -> list[str]:
+def serq_argv(prog: Program, exe: str, seed: int, scale: float,
+              start_only: bool = False) -> list[str]:
+    """serq-simpy's command for the row; `start_only`: at horizon
+    `START_HORIZON` (warm-up 0), its start-up for the program."""
     if prog.command is not None:
         return [exe, *prog.command] + ([prog.path] if prog.path else [])
     argv = [exe, "run", str(prog.path), "--json", "--no-progress", "--seed", str(seed)]
-    horizon, warmup = settings(prog, scale)
+    horizon, warmup = (START_HORIZON, 0.0) if start_only else settings(prog, scale)
     if horizon is not None:
         argv += ["--horizon", repr(horizon)]
     if warmup is not None:
@@ -236,6 +245,8 @@ def bench_row(prog: Program, exe: str, args: argparse.Namespace) -> dict:
     if args.floor:
         for key, _title, code in FLOOR:
             contenders[key] = ([sys.executable, "-c", code], dict(os.environ))
+        if prog.command is None:
+            contenders["start"] = (serq_argv(prog, exe, args.seed, args.scale, True), env)
     runs = {k: Runs() for k in contenders}
     for k, (argv, e) in contenders.items():  # warm-up: bytecode, grammar cache
         measure(argv, e, Runs())
@@ -253,6 +264,8 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
             f"SimPy {what}", "serq/ref", "serq/SimPy", "MiB serq", "MiB ref", "MiB SimPy"]
     if args.floor:
         head += [f"{title} {what}" for _key, title, _code in FLOOR]
+        head.append(f"{START_TITLE} {what}")
+    floor_keys = [key for key, _title, _code in FLOOR] + ["start"]
     lines = []
     notes = []
     for row in rows:
@@ -267,10 +280,11 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
         lines.append([prog.title, hz, fmt_time(s), fmt_time(r), row["version"] or "—",
                       fmt_time(h), fmt_ratio(s, r), fmt_ratio(s, h), fmt_mib(runs["serq"]),
                       fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))]
-                     + [fmt_time(runs[key].value(args.cpu, args.stat))
-                        for key, _title, _code in (FLOOR if args.floor else ())])
+                     + [fmt_time(runs[key].value(args.cpu, args.stat)) if key in runs else "—"
+                        for key in (floor_keys if args.floor else ())])
         for k, label in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy"),
-                         *((key, title) for key, title, _code in FLOOR)):
+                         *((key, title) for key, title, _code in FLOOR),
+                         ("start", START_TITLE)):
             if k in runs and runs[k].failed:
                 notes.append(f"{prog.title}: {label} failed: {runs[k].failed}")
         if row["note"]:
@@ -297,7 +311,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                     help="rows: startup " + " ".join(p.key for p in PROGRAMS))
     ap.add_argument("--no-reference", action="store_true", help="skip the reference")
     ap.add_argument("--floor", action="store_true",
-                    help="also time `python -c pass` and `python -c \"import simpy\"` in every row")
+                    help="also time `python -c pass`, `import simpy`, `import simpy, numpy` "
+                         "and serq-simpy at horizon 1e-9 in every row")
     ap.add_argument("--command", default=None,
                     help="the serq-simpy executable (default: `serq-simpy` on PATH)")
     args = ap.parse_args(argv)

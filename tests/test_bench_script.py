@@ -32,13 +32,15 @@ def test_bench_prints_its_table():
 @pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
 def test_bench_times_the_hand_written_prefix_model_and_the_floor():
     """The prefix row has a hand-written SimPy contender, and --floor adds
-    `python -c pass` and `import simpy`: all three columns carry a time."""
+    `python -c pass`, `import simpy`, `import simpy, numpy` and serq-simpy's
+    own start-up (horizon 1e-9): all five columns carry a time."""
     lines = _bench("--scale", "0.01", "--repeat", "1", "--only", "prefix", "--no-reference",
                    "--floor")
     head = [c.strip() for c in lines[0].split("|")]
     row = dict(zip(head, (c.strip() for c in lines[2].split("|"))))
     assert row["program"] == "prefix_cache.sq" and row["horizon"] == "200"
-    for col in ("SimPy wall s", "python -c pass wall s", "import simpy wall s"):
+    for col in ("SimPy wall s", "python -c pass wall s", "import simpy wall s",
+                "import simpy, numpy wall s", "serq-simpy at horizon 1e-9 wall s"):
         assert float(row[col]) > 0, col
 
 
