@@ -27,6 +27,94 @@ def test_add_many_is_add_one_by_one():
         assert many.quantile(q) == one.quantile(q)
 
 
+def test_add_many_with_numpy_is_the_gap_by_gap_formula(monkeypatch):
+    # many positive gaps go through numpy, a chunk at a time: the same
+    # buckets, bounds, count and left-to-right sum as the definition applied
+    # gap by gap with `math.log`. The gaps include every bucket boundary
+    # exp(k ln 1.01) and its neighbours, where numpy's log may round apart
+    # from math.log (1.4888637335882209: numpy 2's log puts it a bucket
+    # below math.log on the machine this was written on), runs of equal
+    # gaps, and lengths either side of the numpy threshold and the chunk
+    import math
+
+    from serq.stats import gauges
+    from serq.stats.gauges import _LOG_WIDTH
+    monkeypatch.setattr(gauges, "VECTOR_CHUNK", 1000)
+    arrays = []
+    real = LogHistogram._add_array
+    monkeypatch.setattr(LogHistogram, "_add_array",
+                        lambda self, x: (arrays.append(len(x)), real(self, x))[1])
+    boundary = [1.4888637335882209]
+    for k in range(-2500, 2500, 7):
+        b = math.exp(k * _LOG_WIDTH)
+        boundary += [math.nextafter(b, 0.0), b, math.nextafter(b, math.inf)]
+    rng = random.Random(23)
+    hist = LogHistogram()
+    buckets: dict = {}
+    total = 0.0
+    for n in (gauges.VECTOR_MIN - 1, gauges.VECTOR_MIN, 999, 1000, 1001, 2500, len(boundary)):
+        xs = boundary[:] if n == len(boundary) else []
+        while len(xs) < n:
+            x = rng.choice([0.25, 0.1 + 0.2, rng.random() + 1e-9, rng.expovariate(1e-3),
+                            rng.choice(boundary)])
+            xs.extend([x] * rng.choice([1, 1, 3]))
+        del xs[n:]
+        rng.shuffle(xs)
+        hist.add_many(xs)
+        for x in xs:
+            total += x
+            k = math.floor(math.log(x) / _LOG_WIDTH)
+            b = buckets.setdefault(k, [0, x, x])
+            b[0] += 1
+            b[1], b[2] = min(b[1], x), max(b[2], x)
+        assert sorted(hist._buckets.items()) == sorted(buckets.items()), n
+        assert hist.count == sum(b[0] for b in buckets.values())
+        assert repr(hist._sum) == repr(total), n
+    assert arrays and max(arrays) == 1000  # numpy took the long lists, by chunks
+
+
+def test_the_runs_end_gives_each_stage_its_gaps_in_order(monkeypatch):
+    # the pending gaps of every session go to their stages when the run
+    # ends, by chunks, in the order flushing the sessions one by one gives
+    # (each stage's sum is then the same left-to-right sum); a request's
+    # end keeps its gaps as an array of doubles
+    from array import array
+    from types import SimpleNamespace
+
+    from serq.runtime import tokens
+    from serq.runtime.tokens import TokenLog, TokenState
+    monkeypatch.setattr(tokens, "FINISH_CHUNK", 50)
+
+    class Stage:
+        def __init__(self):
+            self.calls = []
+
+        def add_gaps(self, gaps):
+            self.calls.append(list(gaps))
+
+    rng = random.Random(29)
+    a, b = Stage(), Stage()
+    log = TokenLog(0.0)
+    expected = {a: [], b: []}
+    for i in range(40):
+        st = TokenState()
+        for stage in rng.sample([a, b], rng.randint(0, 2)):
+            gaps = [rng.random() for _ in range(rng.randint(1, 30))]
+            st.gaps[stage] = gaps if i % 2 else array("d", gaps)
+            expected[stage] += gaps
+        log.states.append(st)
+    log.finish()
+    for stage in (a, b):
+        assert [g for call in stage.calls for g in call] == expected[stage]
+        assert all(len(call) >= 50 for call in stage.calls[:-1])
+    assert not any(st.gaps for st in log.states)
+    s = SimpleNamespace(tok=None, turn_no=1.0, sid=0)
+    log.begin_request(s, 0.0)
+    s.tok.gaps[a] = [0.5, 0.25]
+    log.end_request(s, 1.0)
+    assert type(s.tok.gaps[a]) is array and list(s.tok.gaps[a]) == [0.5, 0.25]
+
+
 def test_lru_victim_is_the_least_key_in_order():
     # entries put out of (last, rseq) order (a dead copy keeps its old key)
     # and ties: the victim is what `min` over the entries would pick

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from heapq import heappush
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 
 from ..errors import SimulationError, shortest
@@ -478,7 +478,7 @@ class StepStage(Burst, Stage):
             self.completed += 1
             self.service_sum += now - job.joined
 
-    def add_gaps(self, gaps: list[float]) -> None:
+    def add_gaps(self, gaps: Sequence[float]) -> None:
         """Inter-token gaps ending on this stage after warm-up, in order (the
         histogram's sum is `itl_sum`: the same additions)."""
         itl = self.itl

@@ -9,6 +9,7 @@ client series `ttft`/`tpot`; turns give each stage's inter-token gaps.
 """
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from operator import sub
 from typing import Any, Optional
@@ -59,6 +60,18 @@ class _Sequence:
         return cont
 
 
+FINISH_CHUNK = 1 << 16  # gaps a stage takes at a time when the run ends
+
+
+def compact(gaps: dict) -> None:
+    """Turn a session's pending gaps into arrays of doubles (8 bytes a gap
+    instead of a list's 32): at a request's end, when the session may wait
+    long -- for its last turn, until the run ends -- before they are final."""
+    for stage, g in gaps.items():
+        if type(g) is list:
+            gaps[stage] = array("d", g)
+
+
 class TokenState:
     """A session's request and turn sequences, and its pending gaps."""
 
@@ -69,8 +82,10 @@ class TokenState:
         self.turn = _Sequence()
         self.turn_no = -1.0
         # the turn's inter-token gaps that end after warm-up, by stage (each
-        # stage's in order; plain floats, so the collector has little to scan)
-        self.gaps: dict[Any, list[float]] = {}
+        # stage's in order): a list while the request runs, then an array of
+        # doubles (8 bytes a gap; `compact`), kept until the turn's sequence
+        # is final -- for a session's last turn, the run's end
+        self.gaps: dict[Any, Any] = {}
         self.req_start = 0.0
         self.active = False
         self.ttft: Optional[list] = None  # the request's ttft sample, while it stands
@@ -107,6 +122,8 @@ class TokenLog:
         st = self.state(s)
         st.active = False
         st.ttft = None
+        if st.gaps:
+            compact(st.gaps)
         seq = st.request
         self.order += 1
         turn = int(s.turn_no)
@@ -230,9 +247,25 @@ class TokenLog:
         st.gaps = {}
 
     def finish(self) -> None:
-        """The run ends: every pending turn is final."""
+        """The run ends: every pending turn is final. Each stage takes its
+        gaps in chunks of `FINISH_CHUNK`, in the order that flushing the
+        sessions one by one gives (the sessions in order, each one's gaps in
+        order): a stage's sum depends only on its own gaps' order, its
+        buckets on none."""
+        pending: dict[Any, array] = {}
         for st in self.states:
-            self.flush(st)
+            for stage, gaps in st.gaps.items():
+                out = pending.get(stage)
+                if out is None:
+                    out = pending[stage] = array("d")
+                out.extend(gaps)
+                if len(out) >= FINISH_CHUNK:
+                    stage.add_gaps(out)
+                    pending[stage] = array("d")
+            st.gaps = {}
+        for stage, gaps in pending.items():
+            if gaps:
+                stage.add_gaps(gaps)
 
     def series(self, rows: list, target: Any) -> None:
         """Fill a report Series from rows kept after warm-up, in time-stamp order."""
