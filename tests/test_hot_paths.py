@@ -115,6 +115,46 @@ def test_the_runs_end_gives_each_stage_its_gaps_in_order(monkeypatch):
     assert type(s.tok.gaps[a]) is array and list(s.tok.gaps[a]) == [0.5, 0.25]
 
 
+def test_client_rows_are_the_kept_rows_by_time_then_as_recorded():
+    # ttft/tpot rows in parallel arrays: the report gets the rows that are not
+    # dropped and end at or after the warm-up, by time, equal times as they
+    # were recorded -- what sorting the rows as tuples (time, index) gives
+    import tracemalloc
+
+    from serq.report.model import Series
+    from serq.runtime.tokens import ClientRows
+    rng = random.Random(31)
+    rows = ClientRows()
+    plain = []
+    for i in range(3000):
+        t = rng.choice([1.0, 2.5, 2.5, 7.0, rng.uniform(0.0, 10.0)])
+        row = (t, i, rng.randrange(1 << 40), rng.randrange(50), rng.expovariate(1.0))
+        assert rows.add(*row[:1], *row[2:]) == i
+        plain.append(list(row))
+        if rng.random() < 0.1:
+            j = rng.randrange(i + 1)
+            rows.drop(j)
+            plain[j] = None
+    target = Series()
+    rows.into(target, 2.5)
+    want = sorted(r for r in plain if r is not None and r[0] >= 2.5)
+    assert list(target.times) == [r[0] for r in want]
+    assert list(target.sessions) == [r[2] for r in want]
+    assert list(target.turns) == [r[3] for r in want]
+    assert list(target.values) == [r[4] for r in want]
+    ClientRows().into(target, 0.0)  # (no rows: nothing added)
+    assert len(target.values) == len(want)
+    tracemalloc.start()
+    try:
+        many = ClientRows()
+        for i in range(100_000):
+            many.add(float(i), i, 3, 0.5)
+        size = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert size / 100_000 <= 40  # bytes a row (32, and the arrays' spare room)
+
+
 def test_lru_victim_is_the_least_key_in_order():
     # entries put out of (last, rseq) order (a dead copy keeps its old key)
     # and ties: the victim is what `min` over the entries would pick

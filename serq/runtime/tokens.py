@@ -14,6 +14,8 @@ from bisect import bisect_left
 from operator import sub
 from typing import Any, Optional
 
+import numpy as np
+
 
 class _Sequence:
     """One token sequence: first and last token, count, what came last."""
@@ -88,7 +90,7 @@ class TokenState:
         self.gaps: dict[Any, Any] = {}
         self.req_start = 0.0
         self.active = False
-        self.ttft: Optional[list] = None  # the request's ttft sample, while it stands
+        self.ttft: Optional[int] = None  # the request's ttft row, while it stands
 
 
 class TokenLog:
@@ -97,11 +99,10 @@ class TokenLog:
     def __init__(self, warmup: float):
         self.warmup = warmup
         self.states: list[TokenState] = []
-        # client series as [time, order, session, turn, value] (ttft rows are
-        # recorded at the first token and dropped if a new sequence replaces it)
-        self.ttft: list[list] = []
-        self.tpot: list[tuple] = []
-        self.order = 0
+        # the client series' rows (ttft rows are recorded at the first token
+        # and dropped if a new sequence replaces it)
+        self.ttft = ClientRows()
+        self.tpot = ClientRows()
 
     def state(self, s: Any) -> TokenState:
         st = s.tok
@@ -125,11 +126,9 @@ class TokenLog:
         if st.gaps:
             compact(st.gaps)
         seq = st.request
-        self.order += 1
-        turn = int(s.turn_no)
         if seq.count >= 2 and seq.last >= self.warmup:
-            self.tpot.append((seq.last, self.order, s.sid, turn,
-                              (seq.last - seq.first) / (seq.count - 1)))
+            self.tpot.add(seq.last, s.sid, int(s.turn_no),
+                          (seq.last - seq.first) / (seq.count - 1))
 
     def token(self, s: Any, stage: Any, decode: bool, t: float) -> None:
         """A token of session `s` on `stage` at time `t`."""
@@ -137,10 +136,8 @@ class TokenLog:
         if st.active and not st.request.token(stage, decode, t):
             # the request's first token (again): its ttft sample, replacing one
             if st.ttft is not None:
-                st.ttft[4] = None
-            self.order += 1
-            st.ttft = [t, self.order, s.sid, int(s.turn_no), t - st.req_start]
-            self.ttft.append(st.ttft)
+                self.ttft.drop(st.ttft)
+            st.ttft = self.ttft.add(t, s.sid, int(s.turn_no), t - st.req_start)
         if s.turn_no != st.turn_no:
             self.flush(st)
             st.turn_no = s.turn_no
@@ -267,11 +264,53 @@ class TokenLog:
             if gaps:
                 stage.add_gaps(gaps)
 
-    def series(self, rows: list, target: Any) -> None:
+    def series(self, rows: "ClientRows", target: Any) -> None:
         """Fill a report Series from rows kept after warm-up, in time-stamp order."""
-        rows = [r for r in rows if r[4] is not None and r[0] >= self.warmup]
-        for t, _o, sid, turn, value in sorted(rows, key=lambda r: (r[0], r[1])):
-            target.times.append(t)
-            target.sessions.append(sid)
-            target.turns.append(turn)
-            target.values.append(value)
+        rows.into(target, self.warmup)
+
+
+class ClientRows:
+    """The rows of a client series (ttft or tpot) as the run records them:
+    time, session, turn and value in parallel arrays, 32 bytes a row, in
+    the order they are recorded (rows of equal times keep it in the report).
+    A ttft row that a new sequence replaced is `dropped`."""
+
+    __slots__ = ("times", "sessions", "turns", "values", "dropped")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.sessions = array("q")
+        self.turns = array("d")  # (whole numbers, as the report's `Turns` keeps them)
+        self.values = array("d")
+        self.dropped: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def add(self, t: float, sid: int, turn: int, value: float) -> int:
+        """Append a row; its index."""
+        self.times.append(t)
+        self.sessions.append(sid)
+        self.turns.append(turn)
+        self.values.append(value)
+        return len(self.times) - 1
+
+    def drop(self, i: int) -> None:
+        """Row `i` is not a sample after all."""
+        self.dropped.add(i)
+
+    def into(self, target: Any, warmup: float) -> None:
+        """Append the rows kept (not dropped, time at or after `warmup`) to
+        the report Series `target`, by time, then as recorded."""
+        if not len(self.times):
+            return
+        t = np.frombuffer(self.times, dtype=np.float64)
+        keep = t >= warmup
+        if self.dropped:
+            keep[list(self.dropped)] = False
+        kept = np.flatnonzero(keep)
+        pick = kept[np.argsort(t[kept], kind="stable")]  # (ties: as recorded)
+        target.times.frombytes(t[pick].tobytes())
+        target.sessions.frombytes(np.frombuffer(self.sessions, dtype=np.int64)[pick].tobytes())
+        target.turns.frombytes(np.frombuffer(self.turns, dtype=np.float64)[pick].tobytes())
+        target.values.frombytes(np.frombuffer(self.values, dtype=np.float64)[pick].tobytes())
