@@ -73,17 +73,18 @@ def test_add_many_with_numpy_is_the_gap_by_gap_formula(monkeypatch):
     assert arrays and max(arrays) == 1000  # numpy took the long lists, by chunks
 
 
-def test_the_runs_end_gives_each_stage_its_gaps_in_order(monkeypatch):
-    # the pending gaps of every session go to their stages when the run
-    # ends, by chunks, in the order flushing the sessions one by one gives
-    # (each stage's sum is then the same left-to-right sum); a request's
-    # end keeps its gaps as an array of doubles
+def test_final_gaps_reach_each_stage_in_order(monkeypatch):
+    # a turn's gaps become final when the session's next turn starts
+    # (`flush`) or when the run ends (`finish`, the sessions in order); each
+    # stage takes them by chunks, in exactly that order (each stage's sum is
+    # then the same left-to-right sum); a request's end keeps its gaps as
+    # an array of doubles
     from array import array
     from types import SimpleNamespace
 
     from serq.runtime import tokens
     from serq.runtime.tokens import TokenLog, TokenState
-    monkeypatch.setattr(tokens, "FINISH_CHUNK", 50)
+    monkeypatch.setattr(tokens, "FINAL_CHUNK", 50)
 
     class Stage:
         def __init__(self):
@@ -96,18 +97,29 @@ def test_the_runs_end_gives_each_stage_its_gaps_in_order(monkeypatch):
     a, b = Stage(), Stage()
     log = TokenLog(0.0)
     expected = {a: [], b: []}
-    for i in range(40):
-        st = TokenState()
+
+    def fill(st, i):
         for stage in rng.sample([a, b], rng.randint(0, 2)):
             gaps = [rng.random() for _ in range(rng.randint(1, 30))]
             st.gaps[stage] = gaps if i % 2 else array("d", gaps)
-            expected[stage] += gaps
+
+    for i in range(40):
+        st = TokenState()
+        fill(st, i)
         log.states.append(st)
+    for st in rng.sample(log.states, 25):  # next turns start: these turns are final
+        for stage, gaps in st.gaps.items():
+            expected[stage] += list(gaps)
+        log.flush(st)
+        fill(st, rng.randrange(2))
+    for st in log.states:
+        for stage, gaps in st.gaps.items():
+            expected[stage] += list(gaps)
     log.finish()
     for stage in (a, b):
         assert [g for call in stage.calls for g in call] == expected[stage]
         assert all(len(call) >= 50 for call in stage.calls[:-1])
-    assert not any(st.gaps for st in log.states)
+    assert not any(st.gaps for st in log.states) and not log.final
     s = SimpleNamespace(tok=None, turn_no=1.0, sid=0)
     log.begin_request(s, 0.0)
     s.tok.gaps[a] = [0.5, 0.25]

@@ -62,7 +62,7 @@ class _Sequence:
         return cont
 
 
-FINISH_CHUNK = 1 << 16  # gaps a stage takes at a time when the run ends
+FINAL_CHUNK = 1 << 16  # final gaps a stage takes at a time
 
 
 def compact(gaps: dict) -> None:
@@ -103,6 +103,8 @@ class TokenLog:
         # and dropped if a new sequence replaces it)
         self.ttft = ClientRows()
         self.tpot = ClientRows()
+        # final gaps not yet given to their stages, by stage, in order (`flush`)
+        self.final: dict[Any, array] = {}
 
     def state(self, s: Any) -> TokenState:
         st = s.tok
@@ -235,34 +237,33 @@ class TokenLog:
 
     def flush(self, st: TokenState) -> None:
         """A turn's sequence is final: its gaps (those ending after warm-up)
-        go to their stages, each stage's in order."""
+        are final, each stage's in order. They wait in the stage's buffer
+        (`final`), which the stage takes `FINAL_CHUNK` gaps at a time: a
+        stage's sum depends only on the order of its own gaps, which the
+        buffer keeps, and its buckets on no order."""
         pending = st.gaps
         if not pending:
             return
+        final = self.final
         for stage, gaps in pending.items():
-            stage.add_gaps(gaps)
+            out = final.get(stage)
+            if out is None:
+                out = final[stage] = array("d")
+            out.extend(gaps)
+            if len(out) >= FINAL_CHUNK:
+                stage.add_gaps(out)
+                final[stage] = array("d")
         st.gaps = {}
 
     def finish(self) -> None:
-        """The run ends: every pending turn is final. Each stage takes its
-        gaps in chunks of `FINISH_CHUNK`, in the order that flushing the
-        sessions one by one gives (the sessions in order, each one's gaps in
-        order): a stage's sum depends only on its own gaps' order, its
-        buckets on none."""
-        pending: dict[Any, array] = {}
+        """The run ends: every pending turn is final (the sessions in order),
+        and the stages take every final gap."""
         for st in self.states:
-            for stage, gaps in st.gaps.items():
-                out = pending.get(stage)
-                if out is None:
-                    out = pending[stage] = array("d")
-                out.extend(gaps)
-                if len(out) >= FINISH_CHUNK:
-                    stage.add_gaps(out)
-                    pending[stage] = array("d")
-            st.gaps = {}
-        for stage, gaps in pending.items():
+            self.flush(st)
+        for stage, gaps in self.final.items():
             if gaps:
                 stage.add_gaps(gaps)
+        self.final = {}
 
     def series(self, rows: "ClientRows", target: Any) -> None:
         """Fill a report Series from rows kept after warm-up, in time-stamp order."""
