@@ -115,7 +115,9 @@ def test_a_policy_keeps_the_general_path():
 
 def test_cumulative_sums_add_left_to_right():
     """`np.add.accumulate`/`np.subtract.accumulate` give the values of a loop
-    of `+=`/`-=` (what `_stretch` relies on for bit-identical reports)."""
+    of `+=`/`-=` (what `_stretch` and the inter-token histogram rely on, via
+    `sum_in_order`, for bit-identical reports)."""
+    from serq.stats.summary import sum_in_order
     rng = np.random.default_rng(7)
     for _ in range(50):
         x0 = float(rng.uniform(0, 1e4))
@@ -124,7 +126,8 @@ def test_cumulative_sums_add_left_to_right():
         for v in steps:
             t += v
             u -= v
-        assert burst_mod._sum(x0, np.array(steps)) == t
+        assert sum_in_order(x0, np.array(steps)) == t
+        assert sum_in_order(x0, steps) == t
         assert np.subtract.accumulate(np.array([x0] + steps))[-1] == u
 
 

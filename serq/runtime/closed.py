@@ -27,13 +27,11 @@ the same order: the reports are identical (tests/test_closed_runs.py).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
+from ..stats.summary import sum_in_order
 from .holds import TOL
 from .pools import Pool
-
-if TYPE_CHECKING:
-    import numpy as np
 
 EPS = 1e-9
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
@@ -63,17 +61,6 @@ def _grows_plainly(pool: Pool) -> bool:
             type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
             and not pool.spec.reserve_held and pool.spec.spill is None)
     return plain
-
-
-def _sum(x0: float, terms: "np.ndarray") -> float:
-    """`x0` plus the terms, added left to right (as a loop of `+=`)."""
-    import numpy as np
-    if not len(terms):
-        return x0
-    acc = np.empty(len(terms) + 1)
-    acc[0] = x0
-    acc[1:] = terms
-    return np.add.accumulate(acc)[-1]
 
 
 def _block(job, t: float, growths: list) -> bool:
@@ -394,14 +381,14 @@ class ClosedRuns:
         if dec and now >= self.warmup:
             self.batch_count += m
             self.batch_decodes += dec * m  # integers: exact, as m additions are
-            self.batch_time = float(_sum(self.batch_time, np.full(m, cost)))
-        self.served_tokens = float(_sum(self.served_tokens, np.full(m, tokens)))
+            self.batch_time = sum_in_order(self.batch_time, np.full(m, cost))
+        self.served_tokens = sum_in_order(self.served_tokens, np.full(m, tokens))
         dts = np.diff(ends[:m + 1])
         if self.n:
-            self.int_n = float(_sum(self.int_n, self.n * dts))
-            self.int_busy = float(_sum(self.int_busy, dts))
-        self.cls_time[cls] = float(_sum(self.cls_time[cls], dts))
-        self.int_decodes = float(_sum(self.int_decodes, dec * dts))
+            self.int_n = sum_in_order(self.int_n, self.n * dts)
+            self.int_busy = sum_in_order(self.int_busy, dts)
+        self.cls_time[cls] = sum_in_order(self.cls_time[cls], dts)
+        self.int_decodes = sum_in_order(self.int_decodes, dec * dts)
         end = float(ends[m])
         self.t_last = end
         for i, (job, _t, _k) in enumerate(assign):

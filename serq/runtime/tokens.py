@@ -285,9 +285,6 @@ class ClientRows:
         self.values = array("d")
         self.dropped: set[int] = set()
 
-    def __len__(self) -> int:
-        return len(self.times)
-
     def add(self, t: float, sid: int, turn: int, value: float) -> int:
         """Append a row; its index."""
         self.times.append(t)

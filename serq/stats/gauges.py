@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .summary import BATCHES, NAN, batch_means_half_width
+from .summary import BATCHES, NAN, batch_means_half_width, sum_in_order
 
 #: ln(1.01): the width of a histogram bucket on the log scale (§6.2).
 _LOG_WIDTH: float = math.log1p(0.01)
@@ -177,8 +177,8 @@ class LogHistogram:
 
     def _add_array(self, x: np.ndarray) -> None:
         """Add the positive, finite gaps `x` in order, as the loop of
-        `add_many` does. The sum is `np.add.accumulate`, which adds left to
-        right as the loop does; a bucket is `⌊ln x / ln 1.01⌋` as the loop
+        `add_many` does. The sum adds left to right as the loop does
+        (`sum_in_order`); a bucket is `⌊ln x / ln 1.01⌋` as the loop
         computes it, numpy's `log` checked against `math.log` wherever the
         quotient lies within 1e-6 of a whole number (a log a few ulps apart
         moves it by about 1e-12: only there could `⌊⌋` differ); counts,
@@ -209,10 +209,7 @@ class LogHistogram:
                     bucket[1] = lo
                 if hi > bucket[2]:
                     bucket[2] = hi
-        acc = np.empty(len(x) + 1)
-        acc[0] = self._sum
-        acc[1:] = x
-        self._sum = float(np.add.accumulate(acc)[-1])
+        self._sum = sum_in_order(self._sum, x)
         self.count += len(x)
 
     def mean(self) -> float:

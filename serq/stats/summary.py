@@ -46,6 +46,17 @@ class Summary:
     p99: float
 
 
+def sum_in_order(x0: float, terms: Sequence[float]) -> float:
+    """`x0` plus the terms, added left to right, as a loop of `+=` adds them
+    (`np.add.accumulate` adds in order: no pairwise summation)."""
+    if not len(terms):
+        return x0
+    acc = np.empty(len(terms) + 1)
+    acc[0] = x0
+    acc[1:] = terms
+    return float(np.add.accumulate(acc)[-1])
+
+
 def welford(values: Sequence[float]) -> tuple[int, float, float]:
     """`(n, mean, M)` by Welford's online update in recording order (§3).
 
