@@ -95,7 +95,7 @@ STARTUP = ("help", "check")
 FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import simpy"),
          ("numpy", "import simpy, numpy", "import simpy, numpy"))
 START_HORIZON = 1e-9  # --floor: serq-simpy's own start-up runs the program this far
-START_TITLE = "serq-simpy at horizon 1e-9"
+START_TITLE = f"serq-simpy at horizon {START_HORIZON:g}"
 
 
 @dataclass
