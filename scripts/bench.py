@@ -94,8 +94,9 @@ STARTUP = ("help", "check")
 # --floor: (key, column title, the `python -c` code)
 FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import simpy"),
          ("numpy", "import simpy, numpy", "import simpy, numpy"))
-START_HORIZON = 1e-9  # --floor: serq-simpy's own start-up runs the program this far
-START_TITLE = f"serq-simpy at horizon {START_HORIZON:g}"
+START_AT = "1e-9"  # --floor: serq-simpy's own start-up runs the program this far
+START_HORIZON = float(START_AT)
+START_TITLE = f"serq-simpy at horizon {START_AT}"
 
 
 @dataclass
