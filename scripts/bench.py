@@ -97,6 +97,8 @@ FLOOR = (("pass", "python -c pass", "pass"), ("simpy", "import simpy", "import s
 START_AT = "1e-9"  # --floor: serq-simpy's own start-up runs the program this far
 START_HORIZON = float(START_AT)
 START_TITLE = f"serq-simpy at horizon {START_AT}"
+# --floor's columns, in order: (contender key, column title)
+FLOOR_COLUMNS = tuple((key, title) for key, title, _code in FLOOR) + (("start", START_TITLE),)
 
 
 @dataclass
@@ -264,9 +266,7 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
     head = ["program", "horizon", f"serq-simpy {what}", f"reference {what}", "ref",
             f"SimPy {what}", "serq/ref", "serq/SimPy", "MiB serq", "MiB ref", "MiB SimPy"]
     if args.floor:
-        head += [f"{title} {what}" for _key, title, _code in FLOOR]
-        head.append(f"{START_TITLE} {what}")
-    floor_keys = [key for key, _title, _code in FLOOR] + ["start"]
+        head += [f"{title} {what}" for _key, title in FLOOR_COLUMNS]
     lines = []
     notes = []
     for row in rows:
@@ -282,10 +282,9 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
                       fmt_time(h), fmt_ratio(s, r), fmt_ratio(s, h), fmt_mib(runs["serq"]),
                       fmt_mib(runs.get("ref")), fmt_mib(runs.get("hand"))]
                      + [fmt_time(runs[key].value(args.cpu, args.stat)) if key in runs else "—"
-                        for key in (floor_keys if args.floor else ())])
+                        for key, _title in (FLOOR_COLUMNS if args.floor else ())])
         for k, label in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy"),
-                         *((key, title) for key, title, _code in FLOOR),
-                         ("start", START_TITLE)):
+                         *FLOOR_COLUMNS):
             if k in runs and runs[k].failed:
                 notes.append(f"{prog.title}: {label} failed: {runs[k].failed}")
         if row["note"]:
