@@ -14,6 +14,7 @@ from . import syntax as S
 from .lexer import Token, number_value
 from .build_queue import QueueBuilder
 from .build_step import StepBuilder
+from .hints import STATEMENT_KEYWORDS, did_you_mean
 from .parser import parse_source
 
 DISTRIBUTIONS = ("exp", "det", "uniform", "erlang", "h2", "bernoulli")
@@ -202,7 +203,8 @@ class Builder(StepBuilder, QueueBuilder):
         return S.SUse(o.fn, [self.expr(a) for a in o.args], self.pos(o))
 
     def s_UnknownStmt(self, o: Any) -> S.Stmt:
-        raise self.error(f"unknown statement `{o.word}`", self.pos(o))
+        raise self.error(f"unknown statement `{o.word}`", self.pos(o),
+                         did_you_mean(o.word, STATEMENT_KEYWORDS))
 
     # ----------------------------------------------------------------- items
     def items(self, objs: list[Any], in_main: bool = False) -> list:

@@ -9,6 +9,7 @@ from .. import ir
 from ..errors import LinkError, SerqError, shortest
 from . import syntax as S
 from .build import parse_expression
+from .names import suggest
 from .resolve import Resolver, whole
 from .walk import nodes
 
@@ -21,6 +22,21 @@ def override_expr(name: str, value: Value, flag: str = "--set") -> S.Expr:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return S.ENum(float(value), ir.Pos(f"{flag} {name}", 1, 1))
     return parse_expression(str(value), f"{flag} {name}")
+
+
+class UnknownOverride(LinkError):
+    """A `--set` name that is no `let` of the program (`name`; `available`:
+    the names an override may replace)."""
+
+    def __init__(self, name: str, available: list[str]):
+        near = suggest(name, available)
+        super().__init__(f"unknown `let` override `{name}`",
+                         help=(f"did you mean `{near}`? " if near else "")
+                         + "an override replaces a declared `let`; available constants: "
+                         + (", ".join(available) or "none"))
+        self.args = (name, available)
+        self.name = name
+        self.available = available
 
 
 class Constants:
@@ -44,9 +60,7 @@ class Constants:
                 hit = [l for l in self.lets if l.name == name]
             if not hit:
                 avail = list(dict.fromkeys(l.ext or l.name for l in self.lets))
-                raise LinkError(f"unknown `let` override `{name}`",
-                                help="an override replaces a declared `let`; available "
-                                     f"constants: {', '.join(avail) or 'none'}")
+                raise UnknownOverride(name, avail)
             expr = override_expr(name, value)
             for l in hit:
                 out[id(l)] = (name, expr)

@@ -13,6 +13,7 @@ from ..errors import LinkError, ParseError
 from ..ir import Pos
 from . import syntax as S
 from .build import parse_expression
+from .hints import STATEMENT_KEYWORDS, did_you_mean
 from .names import OBSERVABLES, WORDS
 from .reserved import check_reserved
 from .walk import EXPR_TYPES, nodes, size, stmts_in
@@ -270,7 +271,8 @@ class Expander:
         d = self.defs.get(s.fn)
         if d is None:
             self.later(s.fn, inside)
-            raise self.perr(f"unknown statement `{s.fn}`", s.pos)
+            raise self.perr(f"unknown statement `{s.fn}`", s.pos,
+                            did_you_mean(s.fn, [*STATEMENT_KEYWORDS, *self.defs]))
         if d.expr is not None:
             spelling = "= …;" if d.eq_form else "{ … }"
             raise self.perr(f"`{s.fn}` is an expression (`def {s.fn}(…) {spelling}`), "

@@ -21,6 +21,7 @@ from ..errors import ParseError
 from ..ir import Pos
 from . import grammar
 from .braces import unclosed_brace
+from .hints import ITEM_KEYWORDS, STATEMENT_KEYWORDS, did_you_mean
 from .lexer import Token, lex
 
 STATEMENT_WORDS = {"set", "observe", "turn", "request", "end", "branch", "if",
@@ -139,6 +140,27 @@ def syntax_message(expected: list[str], tokens: list[Token], i: int) -> str:
     return f"expected {listed or 'something else'}, found {found}"
 
 
+def keyword_hint(expected: list[str], tok: Token) -> str | None:
+    """"did you mean `stage`?" for a word near a keyword that may stand where
+    the syntax error is (the same cases as `syntax_message`)."""
+    if tok.kind != "id":
+        return None
+    exp = set(expected)
+    if exp & STATEMENT_WORDS and "stage" not in exp:
+        words: Any = STATEMENT_KEYWORDS
+    elif exp & SETTING_WORDS:
+        words = SETTING_WORDS
+    elif POOL_OPTION_WORDS <= exp:
+        words = POOL_OPTION_WORDS
+    elif STEP_CLAUSE_WORDS <= exp:
+        words = STEP_CLAUSE_WORDS
+    elif "eof" in exp or exp & ITEM_WORDS:
+        words = ITEM_KEYWORDS
+    else:
+        words = [e for e in expected if e.isidentifier()]
+    return did_you_mean(tok.text, words)
+
+
 def token_index(tokens: list[Token], offset: int) -> int:
     """Index of the first token starting at or after `offset`."""
     offsets = [t.offset for t in tokens]
@@ -194,7 +216,8 @@ def parse_source(text: str, file: str, root: str = "program"):
                              source=text,
                              help=f"add the `}}` that ends this block (the text stops making "
                                   f"sense at {tok.line}:{tok.col}: {message})") from None
-        raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text) from None
+        raise ParseError(message, Pos(file, tok.line, tok.col, 1), source=text,
+                         help=keyword_hint(expected, tok)) from None
     except (TextXError, RecursionError, ValueError) as e:  # pragma: no cover
         raise ParseError(f"cannot parse: {e}", Pos(file, 1, 1, 1), source=text) from None
     return model, tokens
