@@ -48,14 +48,34 @@ def lag1_correlation(means: Sequence[float]) -> float:
 
 
 def trend_z(means: Sequence[float]) -> float:
-    """The Mann–Kendall statistic of `means`, normalised (no correction for ties)."""
-    n = len(means)
-    s = sum((means[j] > means[i]) - (means[j] < means[i])
-            for i in range(n) for j in range(i + 1, n))
-    var = n * (n - 1) * (2 * n + 5) / 18.0
-    if s == 0:
+    """The Mann–Kendall trend statistic of `means` as a standard normal z:
+    Kendall's tau of the means against their order, its two-sided asymptotic
+    p-value (`scipy.stats.kendalltau`, ties corrected) turned back into |z|,
+    signed as tau. 0 when the means do not vary. `scipy.stats` is imported
+    here, on a report that may grow (`growth`), never on a settled one."""
+    from scipy.special import ndtri
+    from scipy.stats import kendalltau
+    res = kendalltau(range(len(means)), means, method="asymptotic")
+    tau, p = float(res.statistic), float(res.pvalue)
+    if not tau == tau or tau == 0.0:
         return 0.0
-    return (s - math.copysign(1, s)) / math.sqrt(var)
+    return math.copysign(-float(ndtri(p / 2.0)), tau)
+
+
+def growth(values: Sequence[float]) -> Optional[tuple[float, float]]:
+    """`(first, last)` batch means when the series grows through the run — the
+    last batch mean at least `TREND_RATIO` times the first (checked first: it
+    costs nothing) and a Mann–Kendall z above `TREND_Z` — else None."""
+    if len(values) < MIN_SAMPLES:
+        return None
+    return _grows(batch_means(values))
+
+
+def _grows(means: Sequence[float]) -> Optional[tuple[float, float]]:
+    first, last = means[0], means[-1]
+    if first > 0 and last >= TREND_RATIO * first and trend_z(means) > TREND_Z:
+        return first, last
+    return None
 
 
 def _busiest(report: Report) -> Optional[str]:
@@ -73,9 +93,9 @@ def _series_warnings(kind: str, name: str, series: Series,
     if n < MIN_SAMPLES:
         return  # said once for all such series (`findings`)
     means = batch_means(values)
-    z = trend_z(means)
-    first, last = means[0], means[-1]
-    if z > TREND_Z and first > 0 and last >= TREND_RATIO * first:
+    grown = _grows(means)
+    if grown is not None:
+        first, last = grown
         busy = _busiest(report)
         yield (f"{kind} `{name}` grows through the run (batch means from {first:.4g} to "
                f"{last:.4g}): the system does not settle, so its mean and interval describe "
@@ -88,14 +108,24 @@ def _series_warnings(kind: str, name: str, series: Series,
                f"interval is too narrow; run longer")
 
 
+def _series_groups(report: Report) -> list[tuple[str, dict[str, Series]]]:
+    groups = [("observe", report.observes)]
+    if report.has_client_samples():
+        groups.append(("client", report.client))
+    return groups
+
+
+def growing_series(report: Report) -> list[str]:
+    """The series that grow through the run (`growth`), as `observe `name``."""
+    return [f"{kind} `{name}`" for kind, group in _series_groups(report)
+            for name, series in group.items() if growth(series.values) is not None]
+
+
 def findings(report: Report) -> list[str]:
     """The report's untrustworthy figures, one sentence each, in report order."""
     out: list[str] = []
     few: list[str] = []
-    groups = [("observe", report.observes)]
-    if report.has_client_samples():
-        groups.append(("client", report.client))
-    for kind, group in groups:
+    for kind, group in _series_groups(report):
         for name, series in group.items():
             if 0 < len(series.values) < MIN_SAMPLES:
                 few.append(f"{kind} `{name}` ({len(series.values)})")

@@ -48,10 +48,10 @@ def report_rows(report: Any) -> list[Row]:
 
 
 def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
-    """The two-sided Student-t quantile for `df` degrees of freedom (SciPy is
-    only a test dependency: `serq.stats.tdist` computes it)."""
-    from ..stats.tdist import t_quantile as quantile
-    return quantile(0.5 + confidence / 2.0, df)
+    """The two-sided Student-t quantile for `df` degrees of freedom
+    (`scipy.special.stdtrit`, imported here: it is light, `scipy.stats` is not)."""
+    from scipy.special import stdtrit
+    return float(stdtrit(df, 0.5 + confidence / 2.0))
 
 
 @dataclass(frozen=True)
