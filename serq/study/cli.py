@@ -13,9 +13,6 @@ from ..cli import _count as _positive_int, _policy
 from ..cli_guard import write_stdout
 from ..errors import UsageError
 
-#: The statistics the sweep and summary tables show by default.
-DEFAULT_TABLE_STATS = ("mean", "p99")
-
 
 def _fraction(text: str) -> float:
     try:
@@ -195,6 +192,11 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
     finally:
         if bar is not None:
             bar.close()
+    from .table import summary_text, unsettled_warning
+    params = list(result.grid)
+    warning = unsettled_warning(result.summary, params)
+    if warning is not None:
+        sys.stderr.write(warning + "\n")
     if args.json:
         from ..report.json_report import dumps
         write_stdout(dumps({
@@ -202,52 +204,25 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
             "summary": result.summary.to_dict(orient="records"),
             "errors": result.errors.to_dict(orient="records")}) + "\n")
     else:
-        write_stdout(summary_text(result.summary, list(result.grid), []))
+        write_stdout(summary_text(result.summary, params, []))
         write_stdout(f"\n{result.computed} runs computed, {result.reused} read back"
                          + (f" from {args.out}" if args.out else "")
                          + f", {len(result.errors)} failed\n")
-        for row in result.errors.itertuples(index=False):
-            point = ", ".join(f"{p}={getattr(row, p)}" for p in result.grid)
-            write_stdout(f"failed: {point}, seed {row.seed}: {row.error}\n")
+        for row in result.errors.to_dict(orient="records"):  # names like `lambda` stay keys
+            point = ", ".join(f"{p}={row[p]}" for p in params)
+            write_stdout(f"failed: {point}, seed {row['seed']}: {row['error']}\n")
     return 1 if len(result.errors) else 0
-
-
-def summary_text(summary: Any, params: list[str], wanted: list[str]) -> str:
-    """A table: one row per grid point, one column per statistic, `mean ±hw`."""
-    from ..report.text_report import fixed, table
-    from .plots import parse_statistic
-    pairs = set(zip(summary["section"], summary["name"]))
-    if wanted:
-        stats = [parse_statistic(w, pairs) for w in wanted]
-    else:
-        stats = []
-        for s, n, st, v in zip(summary["section"], summary["name"], summary["statistic"],
-                               summary["mean"]):
-            if s in ("observe", "client") and st in DEFAULT_TABLE_STATS and v == v \
-                    and (s, n, st) not in stats:
-                stats.append((s, n, st))
-    cells: dict[tuple, dict[tuple, str]] = {}
-    for row in summary.itertuples(index=False):
-        key = (row.section, row.name, row.statistic)
-        if key in stats:
-            point = tuple(getattr(row, p) for p in params)
-            cells.setdefault(point, {})[key] = (f"{fixed(row.mean, 4)} "
-                                                f"±{fixed(row.half_width, 4)}")
-    if not cells:
-        return "no finished runs\n"
-    names = [n for _s, n, _st in stats]
-    header = params + [f"{s}.{n} {st}" if names.count(n) > len(
-        [1 for s2, n2, st2 in stats if n2 == n and s2 == s]) else f"{n} {st}"
-                       for s, n, st in stats]
-    rows = [[str(v) for v in point] + [c.get(k, "") for k in stats]
-            for point, c in cells.items()]
-    return "\n".join(table(header, rows)[1:]) + "\n"
 
 
 def _summary(args: argparse.Namespace) -> int:
     from .store import latest_frame, read_manifest
+    from .table import summary_text
     manifest = read_manifest(args.file)
     summary = latest_frame(args.file, "summary")
+    if summary.empty:
+        sys.stderr.write(f"serq-simpy: error: {args.file}: no finished runs (the failed "
+                         "ones are listed in its errors.csv)\n")
+        return 1
     write_stdout(summary_text(summary, list(manifest["grid"]), args.y))
     return 0
 

@@ -77,6 +77,7 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
                                  policies=policies, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals, workload=workload, trace=trace)
     pts = points(axes)
+    check_names(base_spec, axes, pts[0])
     base = _base_seed(base_spec, pts) if seed is None else int(seed)
     tasks = [(p, r, base_spec.with_sets(pt), replication_seed(base, r))
              for p, pt in enumerate(pts) for r in range(replications)]
@@ -122,6 +123,26 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
             result.errors.to_csv(path, index=False)
             result.paths["errors"] = path
     return result
+
+
+def check_names(spec: ProgramSpec, axes: dict, point: dict) -> None:
+    """Refuse, before any run starts, a grid parameter (or `--set` name) that
+    is no `let` of the program: compiling the first point names it, with a
+    "did you mean". Any other error of that point is left to its run."""
+    from serq.errors import SerqError
+    from serq.frontend.consts import UnknownOverride
+    from .worker import compiled
+    try:
+        compiled(spec.with_sets(point))
+    except UnknownOverride as exc:
+        from serq.frontend.hints import did_you_mean
+        flag = "--grid" if exc.name in axes else "--set"
+        near = did_you_mean(exc.name, exc.available)
+        raise ValueError(f"{flag} {exc.name}: {spec.path or 'the program'} has no constant "
+                         f"`{exc.name}`" + (f"; {near}" if near else "")
+                         + f" (its constants: {', '.join(exc.available) or 'none'})") from None
+    except SerqError:
+        pass
 
 
 def _base_seed(spec: ProgramSpec, pts: list[dict]) -> int:

@@ -92,7 +92,16 @@ def run_outcome(spec: ProgramSpec, seed: int) -> Outcome:
     if stuck:
         return Outcome(key, seed, error="the run ended with stuck sessions in pool "
                                         + ", ".join(stuck))
-    return Outcome(key, seed, rows=report_rows(report), warmup=report.warmup)
+    return Outcome(key, seed, rows=report_rows(report) + [settle_row(report)],
+                   warmup=report.warmup)
+
+
+def settle_row(report: Any) -> tuple[str, str, str, float]:
+    """The sweep's `run.unsettled` row: 1 when a series of the run grows
+    through it (the text report's warning), else 0."""
+    from serq.report.trust import growing_series
+    from .table import UNSETTLED
+    return (*UNSETTLED, 1.0 if growing_series(report) else 0.0)
 
 
 def worker_pid() -> int:
