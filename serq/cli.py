@@ -111,8 +111,10 @@ def _parser() -> _Parser:
                             "else 1)")
         q.add_argument("--horizon", type=_horizon,
                        help="simulated time at which the run stops (overrides the run block)")
-        q.add_argument("--warmup", type=_warmup,
-                       help="simulated time before which no statistic is collected")
+        q.add_argument("--warmup", type=_warmup, metavar="T|auto",
+                       help="simulated time before which no statistic is collected (overrides "
+                            "the run block); `auto`: chosen by MSER-5 from a pilot run "
+                            "(run and plot)")
         q.add_argument("--arrivals", type=_count,
                        help="stop admitting sessions after N arrivals and run until they end")
         q.add_argument("--trace", metavar="F",
@@ -122,7 +124,9 @@ def _parser() -> _Parser:
     common(run)
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
-    run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
+    run.add_argument("--dump", metavar="DIR",
+                     help="also write the samples as CSV files into DIR (created; the files "
+                          "written are named on standard error)")
     run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "
@@ -208,6 +212,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         k = args_in.index("--")
         args_in, rest = args_in[:k], args_in[k + 1:]
     args = _parser().parse_args(args_in)
+    if getattr(args, "quiet", False):
+        sys.stderr.write("serq-simpy: warning: --quiet is deprecated and will be removed: "
+                         "use --no-progress (it does the same)\n")
+        args.no_progress = True
     try:
         inputs = _program_inputs(rest)
         policies = _load_policies(getattr(args, "policy", []))
@@ -280,7 +288,7 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
                      + "\n")
         return 0
     progress = None
-    if not args.json and not args.no_progress and not args.quiet and sys.stderr.isatty() \
+    if not args.json and not args.no_progress and sys.stderr.isatty() \
             and sys.stdout.isatty():
         from .study.progress import RunBar
         progress = RunBar(program.settings.horizon or 0.0)
@@ -309,6 +317,7 @@ def _write_report(args: argparse.Namespace, report: Any, stop: Any = None) -> No
             where = f" ({exc.filename})" if exc.filename else ""
             raise OutputError(f"cannot write the samples to --dump {args.dump}: "
                               f"{reason}{where}") from None
+        sys.stderr.write(dump_note(report, args.dump) + "\n")
     from . import cli_guard
     if args.json:
         from .report.json_report import to_json
@@ -317,6 +326,16 @@ def _write_report(args: argparse.Namespace, report: Any, stop: Any = None) -> No
         from .report.text_report import to_text
         text = to_text(report)
         write_stdout(cli_guard.stopped_text(text, stop) if stop else text)
+
+
+def dump_note(report: Any, directory: str) -> str:
+    """What `--dump` wrote, and where (standard error: the report stays on stdout)."""
+    where = os.path.join(os.path.abspath(directory), "")
+    parts = [f"{len(report.observes)} observation(s) as NAME.csv",
+             "the client series in client/"]
+    if report.gauges:
+        parts.append(f"{len(report.gauges)} gauge(s) in gauge/")
+    return f"--dump: wrote the samples to {where} ({', '.join(parts)})"
 
 
 def _stopped(args: argparse.Namespace, stop: Any) -> int:

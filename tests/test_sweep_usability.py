@@ -32,7 +32,7 @@ def test_a_grid_parameter_named_like_a_python_keyword(capsys, tmp_path):
     prog.write_text(open(MG1).read().replace("lam", "lambda"))
     out_dir = str(tmp_path / "res")
     code, out, err = _run(capsys, "sweep", str(prog), "--grid", "lambda=0.5,nosuch",
-                          "--horizon", "200", "--jobs", "1", "--quiet", "--out", out_dir)
+                          "--horizon", "200", "--jobs", "1", "--no-progress", "--out", out_dir)
     assert code == 1 and "Traceback" not in err
     assert out.splitlines()[0].split()[:3] == ["lambda", "response", "mean"]
     assert "failed: lambda=nosuch, seed 1:" in out
@@ -77,7 +77,7 @@ def test_summary_of_a_statistic_the_results_lack_is_an_error(capsys, unsettled):
 def test_summary_without_finished_runs_fails(capsys, tmp_path):
     out_dir = str(tmp_path / "res")
     code, _, _ = _run(capsys, "sweep", MG1, "--grid", "lam=nosuch", "--horizon", "100",
-                      "--jobs", "1", "--quiet", "--out", out_dir)
+                      "--jobs", "1", "--no-progress", "--out", out_dir)
     assert code == 1
     code, out, err = _run(capsys, "summary", out_dir)
     assert code == 1 and out == "" and "no finished runs" in err
@@ -93,7 +93,7 @@ def test_points_that_do_not_settle_are_said_and_marked(capsys, unsettled):
     assert lines[0].split()[-1] == "settles"
     assert lines[2].endswith("yes") and lines[3].endswith("no (2/2)")
     code, table, err = _run(capsys, "sweep", MG1, "--grid", "lam=0.5,1.5", "--replications",
-                            "2", "--horizon", "3000", "--jobs", "1", "--quiet", "--out", out)
+                            "2", "--horizon", "3000", "--jobs", "1", "--no-progress", "--out", out)
     assert code == 0
     assert "warning: 1 point(s) do not settle" in err and "lam=1.5 (2/2 runs)" in err
     fig = res.plot("response:mean")

@@ -30,7 +30,8 @@ def _executor_options(q: argparse.ArgumentParser) -> None:
                    help="local worker processes (default: the machine's cores)")
     q.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask distributed cluster (tcp://host:8786)")
-    q.add_argument("--quiet", action="store_true", help="no progress bar")
+    q.add_argument("--quiet", action="store_true",
+                   help="deprecated: the same as --no-progress (a warning says so)")
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
@@ -60,7 +61,9 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     sw.add_argument("--replications", type=_positive_int, default=1, metavar="R",
                     help="runs per grid point, seeds SEED, SEED+1, … (the same at every point)")
     sw.add_argument("--out", metavar="DIR",
-                    help="keep every finished run here; a rerun computes only what is missing")
+                    help="keep every finished run in DIR (created); a rerun computes only what "
+                         "is missing. Without it nothing is written: the summary is printed")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -135,7 +138,7 @@ def _settings(args: argparse.Namespace, kw: dict) -> dict:
 
 def _count_bar(args: argparse.Namespace, desc: str, json_out: bool = False):
     from .progress import CountBar, wanted
-    return CountBar(0, desc) if wanted(args.quiet, json_out) else None
+    return CountBar(0, desc) if wanted(args.no_progress, json_out) else None
 
 
 def _run(args: argparse.Namespace, kw: dict) -> int:
@@ -143,7 +146,7 @@ def _run(args: argparse.Namespace, kw: dict) -> int:
     if args.dump:
         raise UsageError("--dump writes one run's samples: rerun one replication with "
                          "--seed SEED+i (the study's seed rule)")
-    bar = _count_bar(args, "replications", args.json or args.no_progress)
+    bar = _count_bar(args, "replications", args.json)
     try:
         study = replicate(args.file, args.replications, seed=args.seed,
                           executor=_executor(args), jobs=args.jobs, warmup=args.warmup,

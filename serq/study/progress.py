@@ -1,7 +1,7 @@
 """Progress bars on standard error: one for a run (simulated time against
 the horizon, events per second, ETA), one over replications or sweep
 points. tqdm draws them when installed; otherwise a one-line counter.
-The caller decides whether to show one (a terminal, no --quiet, no --json).
+The caller decides whether to show one (a terminal, no --no-progress, no --json).
 """
 from __future__ import annotations
 
@@ -87,6 +87,6 @@ class CountBar(_Bar):
 
 
 def wanted(quiet: bool, json_out: bool = False, stream: Optional[Any] = None) -> bool:
-    """Whether to show a bar: standard error is a terminal, no --quiet, no --json."""
+    """Whether to show a bar: standard error is a terminal, no --no-progress, no --json."""
     s = stream or sys.stderr
     return not quiet and not json_out and hasattr(s, "isatty") and s.isatty()

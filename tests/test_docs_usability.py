@@ -1,0 +1,146 @@
+"""What a new user met in the docs and the command's help (issue 25, item 7):
+the studies guide's install line, the site's figures, the examples' run-time
+claims, where `--dump` wrote, one progress switch, `--warmup auto` in the
+help, and where a sweep writes by default."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from serq.cli import _parser, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MG1 = "examples/single-turn/mg1.sq"
+
+
+def _run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _page(name: str) -> str:
+    with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def test_the_studies_guide_installs_from_a_clone():
+    pages = glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True)
+    pages.append(os.path.join(ROOT, "README.md"))
+    for path in pages:
+        text = open(path, encoding="utf-8").read()
+        # the package is not on PyPI: extras are installed from the clone
+        assert not re.search(r"pip install ['\"]?serq-simpy", text), path
+    assert "pip install -e '.[study,plot]'" in _page("guide/studies.md")
+
+
+def _figures() -> tuple[str, ...]:
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        import study_figures
+    finally:
+        sys.path.pop(0)
+    return study_figures.FIGURES
+
+
+def test_the_site_shows_the_figures():
+    figures = _figures()
+    on_disk = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "docs", "img",
+                                                                         "*.png")))
+    assert sorted(figures) == on_disk  # scripts/study_figures.py draws every one
+    studies = _page("guide/studies.md")
+    shown = re.findall(r"!\[[^\]]+\]\(\.\./img/([\w.]+)\)", studies)
+    # the studies page shows each figure it describes: a sweep's curves, the
+    # warm-up series, the histogram, the ECDF and gauges
+    assert sorted(shown) == on_disk
+
+
+CLAIMS = [  # (program, extra arguments, the sentence of its header that claims a run time)
+    ("examples/single-turn/vllm_single_turn.sq", [],
+     r"serq-simpy runs it in\n// about ([\d.]+) s of CPU time"),
+    ("examples/multi-turn/vllm.sq", [], r"serq-simpy runs it in about ([\d.]+) s of CPU time"),
+    ("examples/multi-turn/vllm.sq", ["--horizon", "400"],
+     r"with `--horizon 400` serq-simpy runs it in about\n// ([\d.]+) s"),
+    ("examples/multi-turn/replica.sq", [], r"serq-simpy runs it in about ([\d.]+) s\n// of CPU"),
+]
+
+
+def test_every_run_time_claim_is_listed():
+    # a header that says how long a run takes says it in CLAIMS' words
+    pattern = re.compile(r"(?:about|~) ?[\d.]+ ?s\b[^\n]*\n?[^\n]*(?:serq-simpy|CPU|pyserq)|"
+                         r"(?:takes|runs? (?:it )?in|Runtime:?|Run time:?) about", re.I)
+    claimed = {p for p, _, _ in CLAIMS}
+    for path in glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True):
+        rel = os.path.relpath(path, ROOT)
+        header = "".join(ln for ln in open(path, encoding="utf-8") if ln.startswith("//"))
+        if pattern.search(header):
+            assert rel in claimed, f"{rel} claims a run time: add it to CLAIMS"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path, extra, claim", CLAIMS)
+def test_run_time_claims_hold(path, extra, claim):
+    """The claimed CPU time is within a factor of two of the measured one (the
+    claims were measured on a loaded 2-core machine; the issue found claims
+    off by three times in both directions)."""
+    text = open(os.path.join(ROOT, path), encoding="utf-8").read()
+    m = re.search(claim, text)
+    assert m, (path, claim)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "serq", "run", path, "--no-progress", *extra],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert float(m.group(1)) / 2 <= cpu <= float(m.group(1)) * 2, (path, extra, cpu)
+
+
+def test_dump_says_where_it_wrote(capsys, tmp_path):
+    target = tmp_path / "samples"
+    code, out, err = _run(capsys, "run", MG1, "--horizon", "50", "--dump", str(target))
+    assert code == 0 and out.startswith("run: horizon 50")
+    assert err == (f"--dump: wrote the samples to {target}{os.sep} (1 observation(s) as "
+                   "NAME.csv, the client series in client/)\n")
+    assert (target / "response.csv").exists()
+
+
+def test_one_progress_switch(capsys):
+    code, out, err = _run(capsys, "run", MG1, "--horizon", "50", "--no-progress")
+    assert code == 0 and err == ""
+    code, out2, err = _run(capsys, "run", MG1, "--horizon", "50", "--quiet")
+    assert code == 0 and out2 == out
+    assert err == ("serq-simpy: warning: --quiet is deprecated and will be removed: use "
+                   "--no-progress (it does the same)\n")
+    helps = {a.dest: a.help for a in _subparser("sweep")._actions}
+    assert "no_progress" in helps and helps["quiet"].startswith("deprecated")
+
+
+def _subparser(name: str):
+    import argparse
+    parser = _parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+@pytest.mark.parametrize("command", ["run", "plot", "sweep"])
+def test_warmup_help_mentions_auto(command):
+    action = next(a for a in _subparser(command)._actions if a.dest == "warmup")
+    assert "`auto`" in action.help and "MSER-5" in action.help
+
+
+def test_a_sweep_writes_nothing_unless_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(capsys, "sweep", os.path.join(ROOT, MG1), "--grid", "lam=0.5",
+                        "--horizon", "50", "--jobs", "1", "--no-progress")
+    assert code == 0 and "1 runs computed" in out
+    assert os.listdir(tmp_path) == []
+    out_help = next(a for a in _subparser("sweep")._actions if a.dest == "out").help
+    assert "Without it nothing is written" in out_help
