@@ -12,20 +12,13 @@ import subprocess
 import sys
 
 import pytest
+from test_study_cli import _run  # the CLI's exit status, stdout and stderr
 
-from serq.cli import _parser, main
+from serq.cli import _parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MG1 = "examples/single-turn/mg1.sq"
 
-
-def _run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _page(name: str) -> str:

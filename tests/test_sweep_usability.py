@@ -6,23 +6,15 @@ from __future__ import annotations
 
 
 import pytest
+from test_study_cli import _run  # the CLI's exit status, stdout and stderr
 
 import serq.study as study
-from serq.cli import main
 from serq.study.plots import sweep_figure
 from serq.study.table import summary_text, unit
 
 MG1 = "examples/single-turn/mg1.sq"
 STEP = "examples/tutorial/04_step_engine.sq"
 
-
-def _run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_grid_parameter_named_like_a_python_keyword(capsys, tmp_path):
