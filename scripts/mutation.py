@@ -78,6 +78,23 @@ MODULES: dict[str, Target] = {
 }
 
 
+#: The operators used: one replacement per operator, as mutmut makes them
+#: (Cosmic Ray's full set replaces every operator by every other, seven
+#: times as many mutants for little more information).
+OPERATORS: frozenset[str] = frozenset(
+    [f"core/ReplaceBinaryOperator_{a}_{b}" for a, b in (
+        ("Add", "Sub"), ("Sub", "Add"), ("Mul", "Div"), ("Div", "Mul"), ("FloorDiv", "Div"),
+        ("Mod", "Div"), ("Pow", "Mul"), ("LShift", "RShift"), ("RShift", "LShift"),
+        ("BitOr", "BitAnd"), ("BitAnd", "BitOr"), ("BitXor", "BitAnd"))]
+    + [f"core/ReplaceComparisonOperator_{a}_{b}" for a, b in (
+        ("Eq", "NotEq"), ("NotEq", "Eq"), ("Lt", "LtE"), ("LtE", "Lt"), ("Gt", "GtE"),
+        ("GtE", "Gt"), ("Is", "IsNot"), ("IsNot", "Is"))]
+    + ["core/ReplaceUnaryOperator_USub_UAdd", "core/ReplaceUnaryOperator_Delete_Not",
+       "core/ReplaceTrueWithFalse", "core/ReplaceFalseWithTrue", "core/ReplaceAndWithOr",
+       "core/ReplaceOrWithAnd", "core/ReplaceBreakWithContinue", "core/ReplaceContinueWithBreak",
+       "core/NumberReplacer", "core/ZeroIterationForLoop"])
+
+
 def _tracked_files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
                          check=True, capture_output=True, text=True).stdout
@@ -151,13 +168,17 @@ def run_module(name: str, keep: bool = False) -> Outcome:
             for item in db.work_items:
                 spec = item.mutations[0]
                 text = _line(root, spec)
-                if any(e["operator"] == spec.operator_name and e["line"] == text for e in known):
+                if spec.operator_name not in OPERATORS:
+                    db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.NO_TEST))
+                elif any(e["operator"] == spec.operator_name and e["line"] == text for e in known):
                     db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
         subprocess.run(["cosmic-ray", "exec", "cosmic-ray.toml", "session.sqlite"], cwd=root,
                        env=env, check=True)
         out = Outcome(name)
         with use_db(str(root / "session.sqlite"), WorkDB.Mode.open) as db:
             for item, result in db.completed_work_items:
+                if result.worker_outcome == WorkerOutcome.NO_TEST:
+                    continue  # an operator outside OPERATORS
                 out.mutants += 1
                 spec = item.mutations[0]
                 if result.worker_outcome == WorkerOutcome.SKIPPED:
