@@ -8,8 +8,9 @@ number moved by one, an operator swapped, a loop run zero times, …) and
 runs the module's own tests against every change. A change that no test
 notices is a *survivor*. Survivors that are equivalent to the original
 code (no test could notice them) are listed, with the reason, in
-`tests/mutation/equivalents.toml`; they are skipped and left out of the
-score.
+`tests/mutation/equivalents.toml` (the line as written and as the mutant
+writes it, and why no test can tell them apart); they are counted apart
+and left out of the score.
 
     python scripts/mutation.py summary numbers         # some modules
     python scripts/mutation.py --all                    # every module in MODULES
@@ -126,6 +127,21 @@ def _config(target: Target) -> str:
             f'[cosmic-ray.distributor]\nname = "local"\n')
 
 
+def _mutated_line(diff: str | None) -> str:
+    """The changed line as the mutant writes it (the diff's added line)."""
+    added = [line[1:].strip() for line in (diff or "").splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    return added[0] if added else ""
+
+
+def _listed(known: list[dict], spec, root: Path, diff: str | None) -> bool:
+    """Whether a survivor is one of the listed equivalent mutants: same
+    operator, same line as written, same line as mutated."""
+    line, mutant = _line(root, spec), _mutated_line(diff)
+    return any(e["operator"] == spec.operator_name and e["line"] == line
+               and e["mutant"] == mutant for e in known)
+
+
 def _line(root: Path, spec) -> str:
     lines = (root / spec.module_path).read_text().splitlines()
     return lines[spec.start_pos[0] - 1].strip()
@@ -163,25 +179,22 @@ def run_module(name: str, keep: bool = False) -> Outcome:
                    SERQ_CACHE_DIR="")
         subprocess.run(["cosmic-ray", "init", "cosmic-ray.toml", "session.sqlite"], cwd=root,
                        env=env, check=True)
-        known = _equivalents(target.path)
         with use_db(str(root / "session.sqlite"), WorkDB.Mode.open) as db:
             for item in db.work_items:
                 spec = item.mutations[0]
-                text = _line(root, spec)
                 if spec.operator_name not in OPERATORS:
                     db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.NO_TEST))
-                elif any(e["operator"] == spec.operator_name and e["line"] == text for e in known):
-                    db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
         subprocess.run(["cosmic-ray", "exec", "cosmic-ray.toml", "session.sqlite"], cwd=root,
                        env=env, check=True)
         out = Outcome(name)
+        known = _equivalents(target.path)
         with use_db(str(root / "session.sqlite"), WorkDB.Mode.open) as db:
             for item, result in db.completed_work_items:
                 if result.worker_outcome == WorkerOutcome.NO_TEST:
                     continue  # an operator outside OPERATORS
                 out.mutants += 1
                 spec = item.mutations[0]
-                if result.worker_outcome == WorkerOutcome.SKIPPED:
+                if result.test_outcome == TestOutcome.SURVIVED and _listed(known, spec, root, result.diff):
                     out.equivalent += 1
                 elif result.test_outcome == TestOutcome.SURVIVED:
                     out.survivors.append(

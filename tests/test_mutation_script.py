@@ -41,7 +41,8 @@ def test_listed_equivalents_are_current(mutation):
         entries = tomllib.load(fh).get("equivalent", [])
     paths = {t.path for t in mutation.MODULES.values()}
     for e in entries:
-        assert set(e) == {"module", "operator", "line", "why"}, e
+        assert set(e) == {"module", "operator", "line", "mutant", "why"}, e
+        assert e["line"] != e["mutant"], e
         assert e["module"] in paths, e
         assert e["operator"] in mutation.OPERATORS, e
         assert e["why"].strip(), e

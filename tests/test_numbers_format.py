@@ -69,6 +69,7 @@ def test_share(x, expected):
     (12.3456, 0.05, 2),        # the docstring's `12.31 ±0.05`
     (0.000213, 0.000004, 6),   # the docstring's `0.000213 ±0.000004`
     (1234567.0, 0.00001, 0),   # the mean's 6 significant digits cap the decimals
+    (1.234567, 1e-9, 5),       # ... 1.23457, not the 9 decimals the interval asks
     (0.5, 300.0, 3),           # the mean keeps 3 significant digits
     (0.0, 0.001, 3),           # mean 0: the interval decides
     (0.0, 1e-12, MAX_DECIMALS),  # ... at most MAX_DECIMALS

@@ -104,6 +104,14 @@ def test_choose_skips_short_series_and_reads_client_series():
     assert "no series with enough samples" in nothing.describe()
 
 
+def test_choose_looks_at_a_series_of_exactly_min_samples():
+    """Ten samples are two batches, enough for MSER-5 (`MIN_SAMPLES`): the
+    first batch far off is dropped, truncation at (4 + 5)/2 = 4.5."""
+    rep = _report({"x": _series([100.0] * 5 + [0.0, 1.0, 0.0, 1.0, 0.0])})
+    choice = choose(rep)
+    assert choice.candidates == {"x": 4.5} and choice.dropped == 5
+
+
 def test_choose_one_named_series_client_included():
     ttft = _series([10.0] * 20 + [float(i % 2) for i in range(80)])
     other = _series([10.0] * 40 + [float(i % 2) for i in range(60)])
