@@ -57,6 +57,16 @@ def test_nearest_rank_on_keys_sharing_leading_bits(chunk):
     assert nearest_rank(values, 0.5, chunk=chunk) == 1.0 + 249 * 2.0 ** -52
 
 
+def test_nearest_rank_when_no_pass_narrows_to_a_chunk():
+    """More equal samples than a chunk holds: the radix selection reads all
+    four 16-bit digits (64 bits) and returns the key itself."""
+    values = [2.0] * 5 + [1.0] * 20
+    assert nearest_rank(values, 0.5, chunk=4) == 1.0   # rank 13 of 25
+    assert nearest_rank(values, 0.99, chunk=4) == 2.0  # rank 25
+    assert nearest_rank(values, 0.8, chunk=4) == 1.0   # rank 20, the last 1.0
+    assert nearest_rank(values, 0.81, chunk=4) == 2.0  # rank 21
+
+
 @pytest.mark.parametrize("chunk", [8, 100, 1 << 16])
 def test_nearest_rank_signs_zeros_and_chunks(chunk):
     """Total order: negatives before −0 before +0 before positives; rank
@@ -95,6 +105,7 @@ def test_batch_means_use_whole_batches_only():
     # other batch counts: 3 batches of 15 for 45 samples
     assert batch_means(values, 3) == [7.0, 22.0, 37.0]
     assert batch_means(values, 0) == []
+    assert batch_means([1.0, 2.0, 3.0, 4.0], 1) == [2.5]  # one batch: the mean
 
 
 def test_half_width_for_other_batch_counts():

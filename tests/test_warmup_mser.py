@@ -64,8 +64,21 @@ def test_mser5_short_series():
 
 
 def test_mser5_ties_take_the_smallest_d():
-    """A constant series: every MSER(d) is 0, d* = 0."""
+    """A constant series: every MSER(d) is 0, d* = 0 — also where the
+    suffix sums round the statistic a few ulps below 0 (0.1 × 100: one
+    candidate comes out at −3.5e-18 before the clamp at 0)."""
     assert mser5([3.0] * 100) == 0
+    assert mser5([0.1] * 100) == 0
+    assert mser5([0.3] * 100) == 0
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+def test_mser5_is_the_formula_at_any_scale(scale):
+    """The rule does not depend on the units: batch means of a few
+    thousandths (statistics far below 1) pick the same d* as the formula."""
+    rng = random.Random(11)
+    values = [scale * (rng.expovariate(1.0) + (4 if i < 60 else 0)) for i in range(300)]
+    assert mser5(values) == mser5_by_the_formula(values) == 60
 
 
 def _series(values, times=None):
@@ -101,6 +114,7 @@ def test_choose_skips_short_series_and_reads_client_series():
     # nothing long enough: warm-up 0, no series
     nothing = choose(_report({"short": short}))
     assert (nothing.time, nothing.observation, nothing.candidates) == (0.0, None, {})
+    assert nothing.dropped == 0
     assert "no series with enough samples" in nothing.describe()
 
 
