@@ -37,7 +37,7 @@ from serq.errors import SerqError
 from docs_blocks import CHECKED, ROOT, SHOWN, Block, all_blocks, block_after, commands
 
 BLOCKS = all_blocks()
-TIMEOUT = 300   # seconds per console command; the slowest marked-slow example takes ~60 s here
+TIMEOUT = 600   # seconds per console command; the slowest, the mutation sample of docs/contributing.md, takes ~4 min on 2 cores
 
 
 def _params(kind: str) -> list:
