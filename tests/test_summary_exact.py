@@ -67,6 +67,14 @@ def test_nearest_rank_when_no_pass_narrows_to_a_chunk():
     assert nearest_rank(values, 0.81, chunk=4) == 2.0  # rank 21
 
 
+def test_nearest_rank_keeps_the_sign_of_zero():
+    """Key 0 is +0.0 itself (its bits are all zero); −0.0 sorts before it."""
+    assert math.copysign(1.0, nearest_rank([0.0], 0.5)) == 1.0
+    assert math.copysign(1.0, nearest_rank([-0.0], 0.5)) == -1.0
+    assert math.copysign(1.0, nearest_rank([0.0, -0.0], 0.5)) == -1.0  # rank 1
+    assert math.copysign(1.0, nearest_rank([0.0, -0.0], 1.0)) == 1.0   # rank 2
+
+
 @pytest.mark.parametrize("chunk", [8, 100, 1 << 16])
 def test_nearest_rank_signs_zeros_and_chunks(chunk):
     """Total order: negatives before −0 before +0 before positives; rank

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from serq.study.warmup import BATCH, METHOD, MIN_SAMPLES, WarmupChoice, choose, mser5
+from serq.study.warmup import (BATCH, METHOD, MIN_SAMPLES, WarmupChoice, choose, mser5,
+                               truncation_time)
 
 
 def mser5_by_the_formula(values):
@@ -53,6 +54,13 @@ def test_mser5_never_drops_more_than_half_the_batches():
     assert mser5(values) == 20
     # 49 samples: still k = 9 (4 samples in no batch)
     assert mser5([float(49 - i) for i in range(49)]) == 20
+
+
+def test_truncation_time_is_the_midpoint_after_the_last_dropped_sample():
+    times = [0.5, 2.0, 3.0, 7.0]
+    assert truncation_time(times, 0) == 0.0
+    assert truncation_time(times, 1) == 1.25   # between samples 0 and 1
+    assert truncation_time(times, 3) == 5.0
 
 
 def test_mser5_short_series():
