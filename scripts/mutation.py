@@ -62,7 +62,7 @@ MODULES: dict[str, Target] = {
                       "tests/test_study.py::test_mser5_on_mm1_started_empty")),
     "pools": Target("serq/runtime/pools.py",
                     ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
-                     "tests/test_pool_overhang.py", "tests/test_policies.py")),
+                     "tests/test_pool_overhang.py")),
     "holds": Target("serq/runtime/holds.py",
                     ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
                      "tests/test_pool_overhang.py", "tests/test_fork_join.py")),
