@@ -107,6 +107,38 @@ def test_eviction_by_blocks_stops_exactly_at_the_limit(source):
     assert row["mean_cached"] == pytest.approx(9.2, rel=1e-12)
 
 
+OWNERS = """
+pool kv { cap 10; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); init { set prio = 3 - serial; } }
+session { turn; run gate (serial * 5); hold kv (serial < 2 ? 4 : 6) { run d (1); } cache (4); }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_an_eviction_policy_reads_the_attributes_of_ended_owners():
+    """Sessions 0 and 1 cache 4 units each and end; session 2 asks 6 at
+    t = 10: 8 + 6 > 10, one entry must go. The policy's keys read the
+    owners' `prio` (3 and 2) although both sessions have ended: the pool
+    keeps a snapshot of an owner's attributes for a policy (`attrs()`), and
+    the entry of the smaller prio (session 1's) is evicted whole."""
+    from serq.policies import Pool
+
+    seen = []
+
+    class LowestPrio(Pool):
+        def evict_victim(self, entries):
+            prios = [e.attrs().attribute("prio") for e in entries]
+            seen.append(prios)
+            return entries[prios.index(min(prios))]
+
+    rep = serq.run(serq.load(source=OWNERS), policies={"kv": LowestPrio})
+    assert seen and seen[0] == [3.0, 2.0]
+    row = pool(rep, "kv")
+    assert row["evicted_units"] == 4 and row["evicted_entries"] == 1
+
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU])

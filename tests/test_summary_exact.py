@@ -123,9 +123,20 @@ def test_half_width_for_other_batch_counts():
     values = [float(i) for i in range(45)]
     assert batch_means_half_width(values, 3) == 2.0 * math.sqrt(225.0 / 3)
     assert batch_means_half_width(values, 1) == math.inf
+    # 2 batches of 22 (samples 0..21, 22..43): means 10.5 and 32.5, S² = 242
+    assert batch_means_half_width(values, 2) == 2.0 * math.sqrt(242.0 / 2)
     assert batch_means_half_width(values[:2], 3) == math.inf
     # §3's W-1 example (1..45, 20 batches of 2): 5.537557494058189
     assert batch_means_half_width([float(i) for i in range(1, 46)]) == 5.537557494058189
+
+
+def test_a_summary_is_a_value():
+    """A summary is immutable and hashable: reports share them freely."""
+    import dataclasses
+    s = summarize([1.0, 2.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.mean = 0.0
+    assert hash(s) == hash(summarize([1.0, 2.0]))
 
 
 def test_sum_in_order_adds_left_to_right():
