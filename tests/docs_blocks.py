@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
 
 #: The languages a block may have and what the test does with each.
-CHECKED = {"sq", "sq-refused", "console", "python"}
+CHECKED = {"sq", "sq-refused", "sq-run-error", "console", "python"}
 SHOWN = {"text", "json", "toml"}
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`]*)$")

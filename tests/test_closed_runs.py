@@ -93,7 +93,11 @@ def test_two_resource_replica_benchmark():
     rep = json.loads(fast)
     iterations = rep["stages"][0]["iterations"]
     assert iterations > 50_000
-    assert rep["events"] < 2 * iterations  # each iteration end is one event
+    # each iteration end is one calendar event, as in the reference: pyserq
+    # 0.1.3 (seed 1, horizon 60, warm-up 10) handles 53,928 events for 53,873
+    # iterations, 55 events besides the iteration ends; the closed runs must
+    # not add events of their own (their stretches end inline)
+    assert iterations <= rep["events"] <= iterations + 2 * 55
 
 
 class EveryOther(StepStage):

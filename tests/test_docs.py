@@ -7,6 +7,9 @@ test (the conventions of docs/index.md's last section):
 * `sq-refused` — a program that must be refused: the `text` block right
   after it shows the error, and its first line's `line:col: message`
   (after the file name) must be the error's;
+* `sq-run-error` — a program that loads but whose run stops with the error
+  shown in the `text` block right after it: the diagnosis after
+  `run-time error at t=…:` (up to the next colon) must be the run's;
 * `console` — every `$ ` line runs with bash from (a mirror of) the
   repository root and must exit 0 within the timeout; output lines are
   shown, not checked. `pip install` commands are not run (the test runs
@@ -34,7 +37,7 @@ from serq.errors import SerqError
 from docs_blocks import CHECKED, ROOT, SHOWN, Block, all_blocks, block_after, commands
 
 BLOCKS = all_blocks()
-TIMEOUT = 300   # seconds per console command; the slowest marked-slow example takes ~60 s here
+TIMEOUT = 600   # seconds per console command; the slowest, the mutation sample of docs/contributing.md, takes ~4 min on 2 cores
 
 
 def _params(kind: str) -> list:
@@ -79,6 +82,26 @@ def test_sq_refused_block_is_refused_with_the_shown_message(block: Block) -> Non
     got = _position_and_message(str(err.value).split("\n", 1)[0])
     want = _position_and_message(shown.text.split("\n", 1)[0])
     assert got == want
+
+
+def _diagnosis(first_line: str) -> str:
+    """What a run-time error says went wrong: the words after `run-time
+    error at t=…:` up to the next colon (counts and times vary by machine)."""
+    m = re.search(r"run-time error at t=[^:]*: ([^:]*)", first_line)
+    assert m, f"not a run-time error line: {first_line!r}"
+    return m.group(1).strip()
+
+
+@pytest.mark.parametrize("block", _params("sq-run-error"))
+def test_sq_run_error_block_stops_with_the_shown_diagnosis(block: Block) -> None:
+    shown = block_after(block)
+    assert shown is not None and shown.lang == "text", \
+        f"{block.id}: an sq-run-error block must be followed by a text block with the error"
+    program = serq.load(source=block.text)
+    with pytest.raises(SerqError) as err:
+        serq.run(program)
+    assert _diagnosis(str(err.value).split("\n", 1)[0]) == \
+        _diagnosis(shown.text.split("\n", 1)[0])
 
 
 def _extras() -> set[str]:

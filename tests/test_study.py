@@ -98,8 +98,8 @@ def test_mser5_on_mm1_started_empty(seed):
     pilot = serq.run(prog, seed=seed, horizon=20000, warmup=0)
     choice = choose(pilot, "response")
     assert choice.method == "MSER-5" and choice.observation == "response"
-    assert (choice.dropped > 0) == (seed == 2)
-    assert 0 <= choice.time < 10000
+    assert choice.dropped == {1: 0, 2: 875, 3: 0}[seed]
+    assert (choice.time > 970) == (seed == 2) and 0 <= choice.time < 1000
     kept = serq.run(prog, seed=seed, horizon=20000, warmup=choice.time).observes["response"]
     assert abs(kept.mean - 10.0) <= kept.ci
 

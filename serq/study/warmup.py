@@ -31,7 +31,11 @@ def mser5(values: Sequence[float]) -> int:
     if k < 2:
         return 0
     z = np.asarray(values[:k * BATCH], dtype=float).reshape(k, BATCH).mean(axis=1)
-    # suffix sums of Z and Z² give every candidate's statistic in one pass
+    # suffix sums of Z and Z² give every candidate's statistic in one pass;
+    # shifted by the last batch mean (the steady state the tails share), so
+    # that Σ Z² − (Σ Z)²/m does not cancel catastrophically: a constant
+    # series gives exactly 0 for every d, and d* = 0, as the rule says
+    z = z - z[-1]
     s1 = np.cumsum(z[::-1])[::-1]
     s2 = np.cumsum((z * z)[::-1])[::-1]
     m = np.arange(k, 0, -1, dtype=float)  # k − d for d = 0 … k−1
