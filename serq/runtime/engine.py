@@ -89,7 +89,6 @@ class StepStage(Burst, Stage):
         self.bursting = False  # inside `_burst`
         self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
         self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
-        self.others: list[StepStage] = []  # the program's other engines
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
@@ -146,6 +145,7 @@ class StepStage(Burst, Stage):
         res.insert(k, job)
         self.n += 1
         self.instant.mark(self)
+        self.sim.fleet.idle.add(self)  # it may be idle with work now
         return job
 
     def cancel(self, job: StepJob) -> None:
@@ -355,6 +355,7 @@ class StepStage(Burst, Stage):
             if not plan.admitted and saved is not None:
                 self.registers = saved
             self.last_void = True
+            self.sim.fleet.idle.add(self)  # idle, perhaps with work
             return
         self.last_void = False
         self._start(plan)
@@ -438,6 +439,7 @@ class StepStage(Burst, Stage):
         assign = self.running[0]
         self.running = None
         self.last_void = True  # idle again until an attempt schedules
+        sim.fleet.idle.add(self)
         self.cur_cls = -1
         self.cur_decodes = 0
         decode = None
