@@ -62,6 +62,9 @@ class Burst(ClosedRuns):
         self.burst = allowed
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
+        # a kept plan that reads only this engine's residents outlives other events
+        # (`_plan_stamp`; not with legs, whose sessions may change a resident's holds)
+        self.own_plans = self.closed_ok and spec.plans_own and self.sim.legs is None
 
     def _quiet(self) -> bool:
         """Whether the event loop, after this event, would only settle this
@@ -192,7 +195,7 @@ class Burst(ClosedRuns):
                     sim.record_gauges(env._now)
                 env._now = t
                 kept = st.kept
-                if kept is not None and kept[0] == sim.stamp:
+                if kept is not None and kept[0] == st._plan_stamp():
                     step = st._relay_kept(kept)
                     if step < 0:
                         return

@@ -509,6 +509,7 @@ class HoldManager:
                 self._allocate(g.frame, k, pool, need)
             if g.job is not None:
                 g.job.stall = None
+                g.job.stage.own_stamp += 1  # its resident may be served again
                 g.job.stage.instant.mark(g.job.stage)
                 continue
             ev = g.event

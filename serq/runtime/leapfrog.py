@@ -41,19 +41,19 @@ if TYPE_CHECKING:
     from .engine import StepStage
 
 
-def _may_go_on(st: "StepStage", stamp: int) -> bool:
+def _may_go_on(st: "StepStage") -> bool:
     """Whether `st` has a kept plan that nothing but engines' iterations
-    followed (`stamp`), whose checks `_relay_kept` has not done already
+    followed (`_plan_stamp`), whose checks `_relay_kept` has not done already
     (`ready`), and whose run `_side` has not refused (`unplain`)."""
     kept = st.kept
-    return kept is not None and kept[0] == stamp and not kept[11] and \
+    return kept is not None and kept[0] == st._plan_stamp() and not kept[11] and \
         (kept[10] is None or kept[10] is not st.unplain)
 
 
-def _side(st: "StepStage", stamp: int) -> Optional[list]:
+def _side(st: "StepStage") -> Optional[list]:
     """What the loop needs of an engine whose kept plan goes on plainly
     (the fields below), or None when it may not."""
-    return _plain_side(st) if _may_go_on(st, stamp) else None
+    return _plain_side(st) if _may_go_on(st) else None
 
 
 def _plain_side(st: "StepStage") -> Optional[list]:
@@ -163,7 +163,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     q = env._queue
     by_end = sim.engine_ends
     stamp = sim.stamp
-    if not _may_go_on(b, stamp):  # (as `_side` would, before the calendar's walk)
+    if not _may_go_on(b):  # (as `_side` would, before the calendar's walk)
         return None
     if sim.gauges or sim.drained is not None or b.instant.dirty:
         return None
@@ -189,7 +189,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     x[END], x[EID] = tx, found[0][0][2]
     sides = [x]
     for entry, st in found[1:]:
-        side = _side(st, stamp)
+        side = _side(st)
         if side is None:  # it stays on the calendar: nothing passes it
             q0 = entry[0]
             break
