@@ -6,6 +6,7 @@
     python scripts/bench.py --only mm1 startup  # some rows
     python scripts/bench.py --scale 0.01        # every horizon × 0.01 (a quick look)
     python scripts/bench.py --only prefix --floor --repeat 7   # with Python's start-up
+    python scripts/bench.py --fleet              # the fleet benchmark (scripts/bench_fleet.py)
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
@@ -173,15 +174,16 @@ def settings(prog: Program, scale: float) -> tuple[Optional[float], Optional[flo
     return horizon * scale, (st.warmup or 0.0) * scale
 
 
-def reference_for(prog: Program) -> tuple[Optional[str], Optional[str]]:
-    """(version, python) of the first reference version that compiles the
-    program, or (None, reason)."""
+def reference_for(prog: Program, order: tuple[str, ...] = REF_ORDER
+                  ) -> tuple[Optional[str], Optional[str]]:
+    """(version, python) of the first reference version (of `order`) that
+    compiles the program, or (None, reason)."""
     try:
         import oracle
     except ImportError:
         return None, "tests/oracle.py not found"
     reasons = []
-    for version in REF_ORDER:
+    for version in order:
         python = oracle.interpreter(version)
         if python is None:
             continue
@@ -315,10 +317,20 @@ def main(argv: Optional[list[str]] = None) -> None:
                          "and serq-simpy at horizon 1e-9 in every row")
     ap.add_argument("--command", default=None,
                     help="the serq-simpy executable (default: `serq-simpy` on PATH)")
+    ap.add_argument("--fleet", action="store_true",
+                    help="the fleet benchmark instead: replica.sq and llmd_nixl_pull.sq at "
+                         "--sizes replicas, per-replica load constant (scripts/bench_fleet.py)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, metavar="R",
+                    help="--fleet: the fleet sizes (4 16 64 256)")
+    ap.add_argument("--fleet-horizon", type=float, default=20.0, metavar="T",
+                    help="--fleet: the horizon (20; the warm-up is a quarter of it)")
     args = ap.parse_args(argv)
     exe = args.command or shutil.which("serq-simpy")
     if exe is None:
         sys.exit("serq-simpy is not on PATH (pip install -e .)")
+    if args.fleet:
+        fleet_main(args, exe)
+        return
     wanted = set(args.only or [])
     if "startup" in wanted:
         wanted |= set(STARTUP)
@@ -331,6 +343,25 @@ def main(argv: Optional[list[str]] = None) -> None:
         rows.append(bench_row(prog, exe, args))
         print(f"… {prog.title} done", file=sys.stderr, flush=True)
     print_table(rows, args)
+
+
+def fleet_main(args: argparse.Namespace, exe: str) -> None:
+    """`--fleet`: the fleet benchmark's table (scripts/bench_fleet.py)."""
+    import bench_fleet
+
+    def reference(path: str) -> tuple[Optional[str], Optional[str]]:
+        if args.no_reference:
+            return None, None
+        # 0.1.3 first: the reference of issue 28's measurements
+        version, python = reference_for(Program(path, path, f"examples/{path}", None),
+                                        ("0.1.3",) + tuple(v for v in REF_ORDER if v != "0.1.3"))
+        return (version, python) if version is not None else (None, None)
+
+    horizon = args.fleet_horizon
+    rows = bench_fleet.bench(tuple(args.sizes or bench_fleet.SIZES), horizon, horizon / 4,
+                             args.seed, reference, exe, child_env(), REF_DRIVER,
+                             lambda text: print(text, file=sys.stderr, flush=True))
+    print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu))
 
 
 if __name__ == "__main__":

@@ -26,18 +26,24 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
          workload: Optional[str] = None, trace: Optional[str] = None,
          horizon: Optional[float] = None, warmup: Optional[float] = None,
          seed: Optional[int] = None, arrivals: Optional[int] = None,
-         need_horizon: bool = False) -> ir.Program:
+         need_horizon: bool = False, structural: bool = False) -> ir.Program:
     """Parse, rewrite and link a program (a file `path`, or `source` text).
 
     `sets` replace `let` constants and `args.number` inputs, `defs` the
     bodies of expression definitions; the settings override the program's
     `run { … }` block (`run` may still override them). `workload` is a
-    workload file merged into the program (Part 01 §2.8). Raises
-    `ParseError` or `LinkError`."""
+    workload file merged into the program (Part 01 §2.8).
+
+    `structural=True` lets `sets` change a constant that sizes a stage or
+    pool array (`let R = 4; stage engine[R] …` with `sets={"R": 16}`): the
+    program is built again with the new size, as if the file said so. An
+    extension (the language, `run --set` and the reference refuse such an
+    override, Part 01 §2.4); studies use it to vary a fleet's size.
+    Raises `ParseError` or `LinkError`."""
     from .frontend import load as front_load
     return front_load(path, source=source, sets=sets, defs=defs, workload=workload,
                       trace=trace, horizon=horizon, warmup=warmup, seed=seed,
-                      arrivals=arrivals, need_horizon=need_horizon)
+                      arrivals=arrivals, need_horizon=need_horizon, structural=structural)
 
 
 def compile(path: Optional[str] = None, *, source: Optional[str] = None,

@@ -53,3 +53,17 @@ def test_bench_times_the_hand_written_replica_model():
     row = dict(zip(head, (c.strip() for c in lines[2].split("|"))))
     assert row["program"] == "replica.sq" and row["horizon"] == "20"
     assert float(row["SimPy wall s"]) > 0 and row["serq/SimPy"].endswith("×")
+
+
+@pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
+def test_bench_fleet_prints_events_and_cost_per_event():
+    """--fleet: replica.sq and llmd_nixl_pull.sq edited to R members; each
+    row has the run's event count, a time and a cost per event."""
+    lines = _bench("--fleet", "--sizes", "2", "--fleet-horizon", "2", "--no-reference",
+                   "--cpu")
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert head[:6] == ["program", "R", "events", "serq-simpy CPU s", "µs/event", "MiB"]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:4]]
+    assert [r[:2] for r in rows] == [["replica", "2"], ["llmd", "2"]]
+    for r in rows:
+        assert int(r[2].replace(",", "")) > 0 and float(r[3]) > 0 and float(r[5]) > 0

@@ -87,7 +87,7 @@ def _load(text: str, label: str, path: Optional[str], opts: dict,
     items = lower_engines(res, items)
     if keep is not None:
         keep.update(items=items, res=res)
-    consts = Constants(items, res, opts["sets"])
+    consts = Constants(items, res, opts["sets"], opts.get("structural", False))
     consts.run()
     shaped = shape_program(items, flat.sources)
     program = Lowerer(label, items, shaped, res, consts, opts["trace"]).run()
@@ -103,7 +103,8 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
          workload: Optional[str] = None, trace: Optional[str] = None,
          horizon: Optional[Value] = None, warmup: Optional[Value] = None,
          seed: Optional[Value] = None, arrivals: Optional[Value] = None,
-         need_horizon: bool = True, file_label: Optional[str] = None) -> ir.Program:
+         need_horizon: bool = True, file_label: Optional[str] = None,
+         structural: bool = False) -> ir.Program:
     """Parse, expand, link and lower a program to the kernel IR.
 
     Give the program as a file `path` or as text `source` (then `use` of a
@@ -111,16 +112,20 @@ def load(path: Optional[str] = None, *, source: Optional[str] = None,
     current directory). `sets`/`defs` are the `--set`/`--def` overrides,
     `workload` a separate workload file, `trace` a replacement trace corpus
     (relative to the current directory); `horizon`, `warmup`, `seed`,
-    `arrivals` replace the `run { … }` settings. Raises ParseError or
+    `arrivals` replace the `run { … }` settings. `structural`: `sets` may
+    change a constant that sizes a stage or pool array (the program is
+    built with the new size; without it that override is refused, Part 01
+    §2.4). Raises ParseError or
     LinkError (with `.source` set for the caret line), never another error
     type for bad input.
     """
     return _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, seed,
-                         arrivals, need_horizon, file_label)
+                         arrivals, need_horizon, file_label, structural=structural)
 
 
 def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, seed,
-                  arrivals, need_horizon, file_label, keep=None) -> ir.Program:
+                  arrivals, need_horizon, file_label, keep=None,
+                  structural: bool = False) -> ir.Program:
     if (path is None) == (source is None):
         raise UsageError("load() takes a path or source=, not both")
     label = file_label or path or "<program>"
@@ -131,7 +136,7 @@ def _load_checked(path, source, sets, defs, workload, trace, horizon, warmup, se
             raise too_large(label, size)
     opts = dict(sets=sets or {}, defs=defs or {}, workload=workload, trace=trace,
                 horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                need_horizon=need_horizon)
+                need_horizon=need_horizon, structural=structural)
     try:
         return call_deep(_load, text, label, os.path.abspath(path) if path else None,
                          opts, keep)

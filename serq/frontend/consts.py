@@ -40,10 +40,15 @@ class UnknownOverride(LinkError):
 
 
 class Constants:
-    """Folds every `let` in item order; `final` holds the last bindings."""
+    """Folds every `let` in item order; `final` holds the last bindings.
 
-    def __init__(self, items: list, resolver: Resolver, sets: Optional[dict] = None):
+    `structural`: an override may change an array size (the program is built
+    with the new size; an extension for studies, see `serq.load`)."""
+
+    def __init__(self, items: list, resolver: Resolver, sets: Optional[dict] = None,
+                 structural: bool = False):
         self.items = items
+        self.structural = structural
         self.lets = [i for i in items if isinstance(i, S.ILet)]
         self.res = resolver
         self.before: dict[int, dict[str, float]] = {}  # id(stage) -> bindings before it
@@ -104,8 +109,10 @@ class Constants:
 
     def array_size(self, stage: Union[S.IStage, S.IPool]) -> float:
         """The value of a stage's or pool's array size: it reads only the
-        constants bound before the declaration, and no override may change it."""
-        self.check_size_overrides(stage.size)
+        constants bound before the declaration, and no override may change it
+        (unless `structural`)."""
+        if not self.structural:
+            self.check_size_overrides(stage.size)
         self.res.constants = self.before.get(id(stage), self.final)
         try:
             return self.res.constant(stage.size, "an array size")

@@ -60,9 +60,11 @@ class Burst(ClosedRuns):
         loop allows it unless the invariant checker must see every event)."""
         spec = self.spec
         self.burst = allowed
-        self.others = [st for st in self.sim.step_list if st is not self]
         # `_closed` plans the default body itself (no policy, no claims)
         self.closed_ok = spec.closed and self.plain_order and self.sim.claims is None
+        # a kept plan that reads only this engine's residents outlives other events
+        # (`_plan_stamp`; not with legs, whose sessions may change a resident's holds)
+        self.own_plans = self.closed_ok and spec.plans_own and self.sim.legs is None
 
     def _quiet(self) -> bool:
         """Whether the event loop, after this event, would only settle this
@@ -74,7 +76,7 @@ class Burst(ClosedRuns):
         if len(self.instant.dirty) != 1 or not (self.residents or self.queue_waiting()):
             return False
         sim = self.sim
-        if sim.pool_list:
+        if sim.pool_list:  # (`FleetIndex`: the pools with waiting holds or growers)
             # the pool pass finds nothing to do; found again only when something
             # else than engines' own iterations happened (`Simulation.stamp`):
             # these only take room (growth), so a head that did not fit still
@@ -84,18 +86,17 @@ class Burst(ClosedRuns):
                 sim.pools_idle = not sim.holds.waiting() or self._pass_idle()
             if not sim.pools_idle:
                 return False
-        for st in self.others:
-            if st.idle_with_work():
-                return False
-        return True
+        # (`FleetIndex`: the engines that may be idle with work, not all of them)
+        return not sim.fleet.idle_other(self)
 
     def _pass_idle(self) -> bool:
         """Whether the pool pass the loop would run now does nothing, and
         keeps doing nothing while only this engine's iterations happen: no
         growth waits, and the head of each queue the pass tries (the built-in
         choice `queue fifo` and fit rule, a demand of constants and
-        attributes, fixed while no session code runs) does not fit."""
-        for pool in self.sim.pool_list:
+        attributes, fixed while no session code runs) does not fit. (The
+        pools the pass would act on: `FleetIndex.passable`.)"""
+        for pool in self.sim.fleet.passable:
             if pool.growers:
                 return False
             if not pool.queue or pool.spec.admit_via is not None:
@@ -194,7 +195,7 @@ class Burst(ClosedRuns):
                     sim.record_gauges(env._now)
                 env._now = t
                 kept = st.kept
-                if kept is not None and kept[0] == sim.stamp:
+                if kept is not None and kept[0] == st._plan_stamp():
                     step = st._relay_kept(kept)
                     if step < 0:
                         return
@@ -235,6 +236,7 @@ class Burst(ClosedRuns):
             self._advance(now)
         self.running = None
         self.last_void = True
+        sim.fleet.idle.add(self)
         self.cur_cls = -1
         self.cur_decodes = 0
         finishing = False

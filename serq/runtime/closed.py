@@ -563,7 +563,7 @@ class ClosedRuns:
         keepable = not varies and not spec.grow_moves
         now = env._now
         self._advance(now)  # as `_launch` does first
-        if kept is not None and kept[0] != sim.stamp:
+        if kept is not None and kept[0] != self._plan_stamp():
             kept = None  # something else happened since it was launched
         while True:
             if kept is None:
@@ -723,6 +723,16 @@ class ClosedRuns:
                     decode_run(sessions, self, times)
             kept = None  # plan again
 
+    def _plan_stamp(self) -> int:
+        """What a kept plan is checked against: the count of everything but
+        engines' own iterations (`Simulation.stamp`) or, when the plan reads
+        nothing but the residents, their totals and the registers (`own_plans`),
+        the count of what changed this engine's residents (`own_stamp`: a run
+        joins, leaves, finishes or may be served again, an attempt): then other
+        engines' and sessions' events leave the plan kept, however many replicas
+        there are."""
+        return self.own_stamp if self.own_plans else self.sim.stamp
+
     def _launch_kept(self, assign: list, tokens: float, dec: int, prefilled: float, r: float,
                      kvd: float, kvp: float, attention: float, cost: float,
                      run: Optional[tuple], keep: bool) -> None:
@@ -731,7 +741,7 @@ class ClosedRuns:
         self.last_void = False
         self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
         if keep:
-            self.kept = (self.sim.stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+            self.kept = (self._plan_stamp(), assign, tokens, dec, prefilled, attention, r, kvd, kvp,
                          cost, run, False)
 
     def _run_of(self, assign: list, tokens: float, fdec: float, prefilled: float,

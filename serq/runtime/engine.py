@@ -88,8 +88,10 @@ class StepStage(Burst, Stage):
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
         self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
+        # what changed this engine's residents (`ClosedRuns._plan_stamp`)
+        self.own_stamp = 0
+        self.own_plans = False  # kept plans are checked against `own_stamp` (`allow_burst`)
         self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
-        self.others: list[StepStage] = []  # the program's other engines
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
@@ -129,6 +131,7 @@ class StepStage(Burst, Stage):
         """A run of `work` tokens joins the residents (Part 04 §5 order)."""
         env = self.env
         self.sim.stamp += 1
+        self.own_stamp += 1
         self._advance(env._now)
         job = StepJob(env, session, work, self)
         job.mode = mode
@@ -146,11 +149,13 @@ class StepStage(Burst, Stage):
         res.insert(k, job)
         self.n += 1
         self.instant.mark(self)
+        self.sim.fleet.idle.add(self)  # it may be idle with work now
         return job
 
     def cancel(self, job: StepJob) -> None:
         """A resident leaves unfinished (its owner was preempted or ended)."""
         self.sim.stamp += 1
+        self.own_stamp += 1
         self._advance(self.env._now)
         if job in self.residents:
             self.residents.remove(job)
@@ -340,6 +345,7 @@ class StepStage(Burst, Stage):
     def attempt(self) -> None:
         """Plan an iteration (§7); start it unless it schedules nothing."""
         self.sim.stamp += 1
+        self.own_stamp += 1
         saved = dict(self.registers) if self.registers else None
         b, c = self._budget_chunk()
         plan = self.plan = Plan(b, c)
@@ -355,6 +361,7 @@ class StepStage(Burst, Stage):
             if not plan.admitted and saved is not None:
                 self.registers = saved
             self.last_void = True
+            self.sim.fleet.idle.add(self)  # idle, perhaps with work
             return
         self.last_void = False
         self._start(plan)
@@ -438,6 +445,7 @@ class StepStage(Burst, Stage):
         assign = self.running[0]
         self.running = None
         self.last_void = True  # idle again until an attempt schedules
+        sim.fleet.idle.add(self)
         self.cur_cls = -1
         self.cur_decodes = 0
         decode = None
@@ -457,6 +465,7 @@ class StepStage(Burst, Stage):
                     done.append(job)
         if done is not None:
             sim.stamp += 1
+            self.own_stamp += 1
             for job in done:
                 self.residents.remove(job)
                 self.n -= 1

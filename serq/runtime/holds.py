@@ -92,6 +92,7 @@ class HoldFrame:
         if self in q.queue:
             q.touch()
             q.queue.remove(self)
+            q.sim.fleet.pool_changed(q)
         self.session.pending = None
 
 
@@ -114,7 +115,8 @@ class Growth:
         try:
             self.pool.growers.remove(self)
         except ValueError:
-            pass
+            return
+        self.pool.sim.fleet.pool_changed(self.pool)
 
 
 class Lease:
@@ -143,7 +145,7 @@ class HoldManager:
     def __init__(self, sim: Any):
         self.sim = sim
         self.env = sim.env
-        self.pools: list[Pool] = sim.pool_list
+        self.fleet = sim.fleet  # the pools with waiting holds or growers (`fleet.py`)
         self.rseq = 0
         self.enq_seq = 0
         self.adm_seq = 0
@@ -224,6 +226,7 @@ class HoldManager:
         else:
             q.queue.append(frame)
         frame.session.pending = frame
+        self.fleet.pool_changed(q)
 
     def try_admit(self, pool: Pool) -> None:
         """Admit queue heads while they fit (§4.3–4.4)."""
@@ -244,6 +247,7 @@ class HoldManager:
             k += 1
         pool.touch()
         pool.queue.remove(frame)
+        self.fleet.pool_changed(pool)
         self._admit(frame, inline=inline)
         return True
 
@@ -411,6 +415,7 @@ class HoldManager:
                 g = Growth(frame, pool, amount, ev)
                 ev.owner = g
                 pool.growers.append(g)
+                self.fleet.pool_changed(pool)
                 return ev
             self.preempt(victim, pool, running)
             if victim.session is running:
@@ -465,6 +470,7 @@ class HoldManager:
             if victim is None:
                 g = Growth(frame, pool, d, None, job)
                 pool.growers.append(g)
+                self.fleet.pool_changed(pool)
                 job.stall = g
                 return "stall", 0.0
             self.preempt(victim, pool, None)
@@ -497,10 +503,13 @@ class HoldManager:
             if need > 0 and not pool.has_room(need, g.frame):
                 return
             pool.growers.popleft()
+            if not pool.growers:
+                self.fleet.pool_changed(pool)
             if need > 0:
                 self._allocate(g.frame, k, pool, need)
             if g.job is not None:
                 g.job.stall = None
+                g.job.stage.own_stamp += 1  # its resident may be served again
                 g.job.stage.instant.mark(g.job.stage)
                 continue
             ev = g.event
@@ -509,9 +518,10 @@ class HoldManager:
             self.env.schedule(ev, READY)
 
     def pool_pass(self) -> None:
-        """Retry growers and admit queue heads at every pool, in order."""
+        """Retry growers and admit queue heads at every pool, in order (the
+        pools with something to do: `FleetIndex.pass_pools`)."""
         self.sim.stamp += 1
-        for pool in self.pools:
+        for pool in self.fleet.pass_pools():
             if pool.growers:
                 self.retry_growers(pool)
             if pool.queue and pool.spec.admit_via is None:
@@ -519,10 +529,8 @@ class HoldManager:
 
     def waiting(self) -> bool:
         """Whether any pool has a queue or a grower (a pass could act)."""
-        for pool in self.pools:
-            if pool.queue or pool.growers:
-                return True
-        return False
+        fleet = self.fleet
+        return bool(fleet.passable or fleet.via)
 
     # -- preemption (§7.3) -----------------------------------------------------------------
     def preempt(self, frame: HoldFrame, pool: Pool, running: Any) -> None:

@@ -41,19 +41,19 @@ if TYPE_CHECKING:
     from .engine import StepStage
 
 
-def _may_go_on(st: "StepStage", stamp: int) -> bool:
+def _may_go_on(st: "StepStage") -> bool:
     """Whether `st` has a kept plan that nothing but engines' iterations
-    followed (`stamp`), whose checks `_relay_kept` has not done already
+    followed (`_plan_stamp`), whose checks `_relay_kept` has not done already
     (`ready`), and whose run `_side` has not refused (`unplain`)."""
     kept = st.kept
-    return kept is not None and kept[0] == stamp and not kept[11] and \
+    return kept is not None and kept[0] == st._plan_stamp() and not kept[11] and \
         (kept[10] is None or kept[10] is not st.unplain)
 
 
-def _side(st: "StepStage", stamp: int) -> Optional[list]:
+def _side(st: "StepStage") -> Optional[list]:
     """What the loop needs of an engine whose kept plan goes on plainly
     (the fields below), or None when it may not."""
-    return _plain_side(st) if _may_go_on(st, stamp) else None
+    return _plain_side(st) if _may_go_on(st) else None
 
 
 def _plain_side(st: "StepStage") -> Optional[list]:
@@ -118,16 +118,36 @@ def _move(side: list) -> None:
         side[LAUNCHES] = 0
 
 
-def _insert(sides: list, side: list) -> None:
-    """Put `side` back among `sides` (sorted by end, then sequence number;
-    its sequence number is the newest, so it goes after equal ends)."""
-    end = side[END]
-    i = 0
-    for other in sides:
-        if other[END] > end:
-            break
-        i += 1
-    sides.insert(i, side)
+def _ends_first(q: list, by_end: dict) -> tuple[list, float]:
+    """The engines' iteration ends that come before anything else on the
+    calendar `q` (a heap), in calendar order, as (entry, engine), and the
+    time of the first other entry (INF: none). The heap is walked from its
+    root in order (an entry's children come after it), smallest first, up
+    to the first entry that is not an engine's end: O(k log k) for k ends,
+    whatever the number of engines."""
+    found = []
+    n = len(q)
+    if not n:
+        return found, INF
+    todo = [(q[0], 0)]
+    while todo:
+        entry, i = heappop(todo)
+        ev = entry[3]
+        st = by_end.get(ev)
+        if st is None or st.running is None or st.running[1] is not ev:
+            q0 = entry[0]
+            # (an end at the same time as this entry but before it in the
+            # calendar's order does not come before it)
+            while found and not found[-1][0][0] < q0:
+                found.pop()
+            return found, q0
+        found.append((entry, st))
+        i = 2 * i + 1
+        if i < n:
+            heappush(todo, (q[i], i))
+            if i + 1 < n:
+                heappush(todo, (q[i + 1], i + 1))
+    return found, INF
 
 
 def leapfrog(b: "StepStage") -> Optional[tuple]:
@@ -143,40 +163,17 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     q = env._queue
     by_end = sim.engine_ends
     stamp = sim.stamp
-    if not _may_go_on(b, stamp):  # (as `_side` would, before the calendar's walk)
+    if not _may_go_on(b):  # (as `_side` would, before the calendar's walk)
         return None
     if sim.gauges or sim.drained is not None or b.instant.dirty:
         return None
     if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
         return None
-    for st in sim.step_list:  # as `_quiet`: no other engine idle with work
-        if st.idle_with_work():
-            return None
-    # the engines' iteration ends that come before anything else: a subtree
-    # at the heap's root (an entry's parents come before it), walked down
-    # while its entries are engines' ends
-    q0 = INF
-    found = []
-    n = len(q)
-    stack = [0]
-    while stack:
-        i = stack.pop()
-        entry = q[i]
-        st = by_end.get(entry[3])
-        if st is None or st.running is None or st.running[1] is not entry[3]:
-            if entry[0] < q0:
-                q0 = entry[0]
-            continue
-        found.append((entry, st))
-        i = 2 * i + 1
-        if i < n:
-            stack.append(i)
-            if i + 1 < n:
-                stack.append(i + 1)
-    found = [f for f in found if f[0][0] < q0]
+    if sim.fleet.idle_other(None):  # as `_quiet`: no engine idle with work
+        return None
+    found, q0 = _ends_first(q, by_end)
     if len(found) < 2:
         return None
-    found.sort(key=_first)
     horizon = sim.horizon
     tx = found[0][0][0]  # b's end (the calendar's next)
     t2 = found[1][0][0]  # the next end after it
@@ -192,7 +189,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     x[END], x[EID] = tx, found[0][0][2]
     sides = [x]
     for entry, st in found[1:]:
-        side = _side(st, stamp)
+        side = _side(st)
         if side is None:  # it stays on the calendar: nothing passes it
             q0 = entry[0]
             break
@@ -210,8 +207,10 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     handled = 0
     launched = True
     now = tx
+    # the others, by end and sequence number (a heap: an end costs O(log k))
+    heap = [(side[END], side[EID], side) for side in sides[1:]]  # (sorted: a heap)
     while True:
-        del sides[0]
+        # (x, the first, has left `heap`)
         st, dec, cls = x[ST], x[DEC], x[CLS]
         # `_finish` of the iteration ending at tx (its runs' tokens: `_move`)
         dt = tx - st.t_last
@@ -266,12 +265,12 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         x[LAUNCHES] += 1
         x[END] = ex
         x[EID] = next(eids)
-        _insert(sides, x)
+        heappush(heap, (ex, x[EID], x))
         last = x
         # the next end: a plain relay?
-        x = sides[0]
+        x = heap[0][2]
         tx = x[END]
-        t2 = sides[1][END]
+        t2 = (heap[1] if len(heap) == 2 or heap[1] < heap[2] else heap[2])[0]
         stop = t2 if t2 < q0 else q0
         if not (tx < t2 and tx < q0 and tx <= horizon and x[RUNS]):
             break
@@ -279,18 +278,20 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             ex = tx + x[COST]
             if not (ex >= stop or ex > horizon):
                 break  # its next iteration would end first: `_closed` runs it inline
+        heappop(heap)
     if launched:
         x = last
     else:  # as the relay leaves it for `_closed`
         st.running = None
         st.last_void = True
+        sim.fleet.idle.add(st)
         st.cur_cls = -1
         st.cur_decodes = 0
         _move(x)
         sessions = x[KEPT][10][3]
         if sessions and x[TIMES]:
             sim.tokens.decode_run(sessions, st, x[TIMES])
-    for side in sides:
+    for _end, _eid, side in sorted(heap):
         _move(side)
         sessions = side[KEPT][10][3]
         if sessions and side[TIMES]:
@@ -299,11 +300,6 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     sim.events += handled
     env._now = now
     return x[ST], launched
-
-
-def _first(found: tuple) -> tuple:
-    entry = found[0]
-    return entry[0], entry[2]
 
 
 INF = float("inf")

@@ -49,6 +49,9 @@ class StepSpec:
     cost_steady: bool = False  # the cost neither draws nor reads the clock or the model's state
     cost_pools: bool = True  # the cost reads an observable (another engine's blocks may move it)
     grow_moves: bool = True  # budget, chunk, keys or `only` read totals or pools (growth changes them)
+    # budget, chunk, keys and `only` read no observable, attribute, clock or draw:
+    # a plan depends on nothing but the engine's residents, their totals and registers
+    plans_own: bool = False
 
 
 #: IR nodes whose value may change between two iterations of a quiet engine
@@ -56,6 +59,8 @@ class StepSpec:
 #: registers and the observables of `_STEADY_OBS`, has the same value at
 #: every iteration of a closed run that allocates nothing (`burst.py`).
 _MOVING = (ir.Now, ir.ObsAggregate, ir.Draw)
+#: IR nodes that read something besides an engine's residents and registers
+_OUTSIDE = (ir.Now, ir.ObsAggregate, ir.Draw, ir.Observable, ir.Attr)
 #: Observables that only admissions, releases, growth, other stages' events
 #: or this engine's plan (not its iterations' progress) change; `busy` of
 #: the engine itself is 0 while it plans and evaluates the cost.
@@ -154,7 +159,9 @@ class StepCompiler:
                         serve_varies=not _steady([step.keys, step.only], ("remaining",)),
                         cost_steady=_steady(step.cost),
                         cost_pools=any(isinstance(n, ir.Observable) for n in ir.walk(step.cost)),
-                        grow_moves=_grow_moves([step.budget, step.chunk, step.keys, step.only]))
+                        grow_moves=_grow_moves([step.budget, step.chunk, step.keys, step.only]),
+                        plans_own=not any(isinstance(n, _OUTSIDE) for n in ir.walk(
+                            [step.budget, step.chunk, step.keys, step.only])))
 
     def _body(self, stmts: list[ir.IterStmt], regs: list[str]) -> Body:
         parts = [self._stmt(st, regs) for st in stmts]

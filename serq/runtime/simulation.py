@@ -22,6 +22,7 @@ from . import rng as rngmod
 from .arrivals import OpenArrivals
 from .codegen import SessionCompiler, _Writer
 from .exprs import ExprCompiler, Namespace, Scope, StageDirectory
+from .fleet import FleetIndex
 from .flows import FlowNetwork
 from .claims import Claims
 from .guards import bind_policies
@@ -76,6 +77,8 @@ class Simulation:
         self.stamp = 0
         self.idle_stamp = -1  # the stamp at which `pools_idle` was found (`Burst._quiet`)
         self.pools_idle = False
+        # the engines that may be idle with work, the pools a pass may act on (fleet.py)
+        self.fleet = FleetIndex()
         self.arrivals = 0
         self.ended = 0
         self.turns = 0
@@ -121,6 +124,7 @@ class Simulation:
         self.holds = HoldManager(self)
         self._resolve_spills(prog)
         self._bind_engines(prog)
+        self.fleet.bind(self.step_list, self.pool_list)
         g = ns.globals
         g["_hold_begin"] = self.holds.begin
         g["_hold_end"] = self.holds.end
@@ -560,6 +564,8 @@ class Simulation:
         steps = self.step_list
         instant = self.instant
         legs = self.legs
+        fleet = self.fleet
+        idle = fleet.idle
         instant.inline = True  # the end of an instant is handled below
         if instant.pending:
             instant.pending = False  # an entry already queued finds nothing to do
@@ -599,12 +605,11 @@ class Simulation:
                 # (not after the end of an instant, which follows the settle)
                 if not q or q[0][0] != t or q[0][1] != READY:
                     holds.pool_pass()
-            if steps and item[1] != LATE:
-                for st in steps:  # any event may let an idle engine with work start
-                    # (`StepStage.idle_with_work`, inline: this runs after every event)
-                    if st.last_void and st.running is None and (
-                            st.residents or st.queue_waiting()):
-                        instant.mark(st)
+            if idle and item[1] != LATE:
+                # any event may let an idle engine with work start: those the
+                # fleet index may hold, in the engines' order (`FleetIndex`)
+                for st in fleet.idle_engines():
+                    instant.mark(st)
             if instant.dirty and (not q or q[0][0] != t):
                 instant.settled()
             if legs is not None and len(q) <= 2 and legs.joining and (
@@ -613,6 +618,7 @@ class Simulation:
             if check:
                 for pool in self.pool_list:
                     pool.check()
+                fleet.check(steps, self.pool_list, env._now)
         if gauges:
             self._record_gauges(env._now if self.drained is None else self.drained)
 

@@ -35,7 +35,10 @@ class ProgramSpec:
     paths relative to it); a worker that can read the same text at `path`
     loads the file, otherwise it compiles `text` itself. `sets` values are
     expression texts (as `--set NAME=EXPR`). `policies` maps a stage or pool
-    name to a `"package.module:Class"` string."""
+    name to a `"package.module:Class"` string. `structural`: `sets` may change
+    a constant that sizes a stage or pool array (the program is built again
+    with the new size, `serq.load(structural=True)`); a sweep's points are.
+    It does not change a run's results, so it is not part of `key`."""
 
     text: str
     path: Optional[str] = None
@@ -47,6 +50,7 @@ class ProgramSpec:
     warmup: Optional[float] = None
     arrivals: Optional[int] = None
     policies: tuple[tuple[str, str], ...] = field(default=())
+    structural: bool = False
 
     @classmethod
     def make(cls, program: Any = None, *, source: Optional[str] = None,
@@ -84,6 +88,14 @@ class ProgramSpec:
         merged = dict(self.sets)
         merged.update({k: expr_text(v) for k, v in sets.items()})
         return replace(self, sets=tuple(sorted(merged.items())))
+
+    def with_structure(self, sets: dict[str, Any]) -> "ProgramSpec":
+        """This spec with overrides that may size arrays (`{"R": 16}` for
+        `stage engine[R]`): each run builds the program again with them. For a
+        study over fleet sizes (a sweep's points, a capacity search's
+        configurations); `serq.replicate`, `serq.sweep` and the study workers
+        take the result as any spec."""
+        return replace(self.with_sets(sets), structural=True)
 
     def key(self, seed: int) -> str:
         """The hash naming one run: program text, every setting and the seed."""

@@ -4,7 +4,7 @@ point (see `serq.study.store`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from .executors import resolve
@@ -76,6 +76,8 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
     base_spec = ProgramSpec.make(program, source=source, sets=sets, defs=defs,
                                  policies=policies, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals, workload=workload, trace=trace)
+    # a point may size the arrays (`R` of `stage engine[R]`): each is built again
+    base_spec = replace(base_spec, structural=True)
     pts = points(axes)
     check_names(base_spec, axes, pts[0])
     base = _base_seed(base_spec, pts) if seed is None else int(seed)

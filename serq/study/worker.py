@@ -20,7 +20,8 @@ _CACHE_SIZE = 64
 
 
 def _compile_key(spec: ProgramSpec) -> tuple:
-    return (spec.text, spec.path, spec.sets, spec.defs, spec.workload, spec.trace)
+    return (spec.text, spec.path, spec.sets, spec.defs, spec.workload, spec.trace,
+            spec.structural)
 
 
 def compiled(spec: ProgramSpec) -> Any:
@@ -30,7 +31,8 @@ def compiled(spec: ProgramSpec) -> Any:
     if prog is None:
         import serq
         kw: dict[str, Any] = dict(sets=dict(spec.sets), defs=dict(spec.defs),
-                                  workload=spec.workload, trace=spec.trace)
+                                  workload=spec.workload, trace=spec.trace,
+                                  structural=spec.structural)
         if spec.path is not None and _same_text(spec.path, spec.text):
             prog = serq.load(spec.path, **kw)
         else:

@@ -1,0 +1,195 @@
+"""The fleet benchmark of scripts/bench.py (`--fleet`): the cost of an event
+as the number of replicas grows, per-replica load constant.
+
+    python scripts/bench.py --fleet                       # R = 4, 16, 64, 256
+    python scripts/bench.py --fleet --sizes 4 16 --fleet-horizon 10
+
+Two programs, each edited to R members (the reference refuses a `--set` of
+an array size, so both contenders run the same edited copy, written to a
+temporary directory beside a copy of examples/lib):
+
+* replica.sq: `let R` replicas, `Lambda = 0.4·R` sessions per second (the
+  measurement of issue 28);
+* llmd_nixl_pull.sq: `NP = ND = R/2` prefill and decode pods behind the
+  gateway, `Lambda = 0.15·R` (the file's 0.6 at R = 4).
+
+Every contender is a process of its own, as a user runs it (`serq-simpy run
+FILE --json`; the reference's `pyserq.run`, as in bench.py). A row gives the
+events of the run (the report's count), the whole process's wall time, the
+microseconds per event after the process's start-up (its wall time at
+horizon 1e-9 taken off: the start-up does not grow with the run, and would
+otherwise dominate the smallest fleet), the peak resident memory, and the
+reference's figures and the ratio of the two costs per event.
+
+This is a benchmark, not a test: it asserts nothing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = (4, 16, 64, 256)
+START = 1e-9  # the start-up run's horizon
+
+
+@dataclass
+class Fleet:
+    """A program and how to edit it to R members."""
+
+    key: str
+    path: str  # under examples/
+    edits: Callable[[int], dict[str, str]]  # R -> {let name: value text}
+
+
+FLEETS = (
+    Fleet("replica", "multi-turn/replica.sq",
+          lambda r: {"R": str(r), "Lambda": repr(0.4 * r)}),
+    Fleet("llmd", "pd-disaggregation/llmd_nixl_pull.sq",
+          lambda r: {"NP": str(max(r // 2, 1)), "ND": str(max(r // 2, 1)),
+                     "Lambda": repr(0.15 * r)}),
+)
+
+
+def edited(fleet: Fleet, r: int, tmp: Path) -> Path:
+    """The program with its `let`s edited for R members, in `tmp` (beside a
+    copy of examples/lib, which `use` paths name)."""
+    text = (ROOT / "examples" / fleet.path).read_text(encoding="utf-8")
+    for name, value in fleet.edits(r).items():
+        text, n = re.subn(rf"^let {name} = [^;]*;", f"let {name} = {value};", text,
+                          count=1, flags=re.M)
+        if n != 1:
+            raise SystemExit(f"{fleet.path}: no `let {name} = …;` line to edit")
+    lib = tmp / "lib"
+    if not lib.exists():
+        shutil.copytree(ROOT / "examples" / "lib", lib)
+    out = tmp / Path(fleet.path).parent / f"{Path(fleet.path).stem}_{r}.sq"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+@dataclass
+class Measured:
+    """One process: wall seconds, peak KiB, the report's event count, CPU
+    seconds (user + system)."""
+
+    wall: float
+    peak_kib: int
+    events: Optional[int]
+    error: Optional[str] = None
+    cpu: float = 0.0
+
+    def time(self, cpu: bool) -> float:
+        """CPU or wall seconds."""
+        return self.cpu if cpu else self.wall
+
+
+def run_json(argv: list[str], env: dict[str, str]) -> Measured:
+    """Run `argv` (which prints a JSON report); its wall time, peak memory
+    (`wait4`) and the report's `events`."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.PIPE)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        if proc.stderr:
+            proc.stderr.close()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            return Measured(wall, usage.ru_maxrss, None, last[:120])
+        out.seek(0)
+        events = json.loads(out.read().decode()).get("events")
+    return Measured(wall, usage.ru_maxrss, events, cpu=usage.ru_utime + usage.ru_stime)
+
+
+def per_event(run: Measured, start: Measured, cpu: bool = False) -> Optional[float]:
+    """Microseconds per event after the start-up."""
+    if run.error or start.error or not run.events:
+        return None
+    return (run.time(cpu) - start.time(cpu)) / run.events * 1e6
+
+
+def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
+          reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
+          env: dict[str, str], driver: str, log: Callable[[str], None]) -> list[dict]:
+    """Every fleet at every size: serq-simpy and the reference (`reference(path
+    under examples/)` -> (version, python), version None: none), each at
+    `horizon` and at the start-up horizon."""
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for fleet in FLEETS:
+            version, python = reference(fleet.path)
+            for r in sizes:
+                path = edited(fleet, r, tmp)
+                row: dict = {"fleet": fleet.key, "R": r, "version": version}
+
+                def serq(h: float, w: float) -> Measured:
+                    return run_json([serq_exe, "run", str(path), "--json", "--no-progress",
+                                     "--seed", str(seed), "--horizon", repr(h),
+                                     "--warmup", repr(w)], env)
+                serq(START, 0.0)  # (warm: bytecode, the grammar and program caches)
+                row["serq"], row["serq0"] = serq(horizon, warmup), serq(START, 0.0)
+                if version is not None:
+                    def ref(h: float, w: float) -> Measured:
+                        return run_json([python, "-c", driver, str(path), str(seed), repr(h),
+                                         repr(w)], dict(os.environ))
+                    row["ref"], row["ref0"] = ref(horizon, warmup), ref(START, 0.0)
+                rows.append(row)
+                log(f"… {fleet.key} R={r} done")
+    return rows
+
+
+def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False) -> str:
+    """The rows as a Markdown table (`cpu`: CPU seconds, not wall)."""
+    what = "CPU s" if cpu else "wall s"
+    head = ["program", "R", "events", f"serq-simpy {what}", "µs/event", "MiB", "reference",
+            "ref events", f"ref {what}", "ref µs/event", "ref MiB", "µs/event ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        s, s0 = row["serq"], row["serq0"]
+        us = per_event(s, s0, cpu)
+        cells = [row["fleet"], str(row["R"]), _n(s.events), _t(s, cpu), _f(us), _mib(s)]
+        if "ref" in row:
+            r, r0 = row["ref"], row["ref0"]
+            ur = per_event(r, r0, cpu)
+            cells += ["pyserq " + row["version"], _n(r.events), _t(r, cpu), _f(ur), _mib(r),
+                      f"{us / ur:.1f}×" if us and ur else "—"]
+        else:
+            cells += ["—"] * 6
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = [f"horizon {horizon:g}, warm-up {warmup:g}; µs/event after the start-up (the "
+             f"process's {what[:-2]} time at horizon {START:g} taken off); one run each"]
+    for row in rows:
+        for k in ("serq", "ref"):
+            if k in row and row[k].error:
+                notes.append(f"{row['fleet']} R={row['R']}: {k} failed: {row[k].error}")
+    return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def _n(x: Optional[int]) -> str:
+    return "—" if x is None else f"{x:,}"
+
+
+def _t(m: Measured, cpu: bool) -> str:
+    return "—" if m.error else f"{m.time(cpu):.2f}"
+
+
+def _f(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def _mib(m: Measured) -> str:
+    return "—" if m.error else f"{m.peak_kib / 1024:.0f}"
