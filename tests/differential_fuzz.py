@@ -128,37 +128,65 @@ for line in sys.stdin:
 """
 
 
+class ReferenceStream:
+    """pyserq `version` answering `jobs` ({source, horizon, trace}) in
+    order, in its own process, while the caller runs serq-simpy beside it
+    (two cores: both sides at once). A program with no answer within
+    REF_BOUND seconds of the caller asking is a "hang"; the rest go on in a
+    new process."""
+
+    def __init__(self, version: str, jobs: list[dict]):
+        self.python = interpreter(version)
+        if self.python is None:
+            raise RuntimeError(f"pyserq {version} is not available")
+        self.jobs = jobs
+        self.next_job = 0
+        self.proc: Optional[subprocess.Popen] = None
+
+    def _start(self) -> None:
+        self.proc = subprocess.Popen([self.python, "-c", _DRIVER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        todo = [json.dumps(dict(j, seed=SEED)) + "\n" for j in self.jobs[self.next_job:]]
+        stdin = self.proc.stdin
+
+        def feed() -> None:
+            try:
+                for line in todo:
+                    stdin.write(line)
+                stdin.close()
+            except (BrokenPipeError, ValueError, OSError):
+                pass
+        threading.Thread(target=feed, daemon=True).start()
+
+    def next(self) -> Outcome:
+        """The reference's outcome of the next job."""
+        if self.proc is None:
+            self._start()
+        out = self.proc.stdout
+        ready, _, _ = select.select([out], [], [], REF_BOUND)
+        line = out.readline() if ready else ""
+        self.next_job += 1
+        if not line:
+            self.close()
+            return Outcome("hang", message=f"no answer within {REF_BOUND:g} s")
+        r = json.loads(line)
+        return Outcome(r["status"], r.get("report"), r.get("message", ""))
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc.stdout.close()
+            self.proc = None
+
+
 def run_reference_batch(version: str, jobs: list[dict]) -> list[Outcome]:
-    """Run `jobs` ({source, horizon, trace}) under pyserq `version`, one
-    process for the batch; a program that takes longer than REF_BOUND is a
-    "hang" and the rest go on in a new process."""
-    python = interpreter(version)
-    if python is None:
-        raise RuntimeError(f"pyserq {version} is not available")
-    results: list[Outcome] = []
-    i = 0
-    while i < len(jobs):
-        proc = subprocess.Popen([python, "-c", _DRIVER], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                bufsize=1)
-        try:
-            while i < len(jobs):
-                job = dict(jobs[i], seed=SEED)
-                proc.stdin.write(json.dumps(job) + "\n")
-                proc.stdin.flush()
-                ready, _, _ = select.select([proc.stdout], [], [], REF_BOUND)
-                line = proc.stdout.readline() if ready else ""
-                if not line:
-                    results.append(Outcome("hang", message=f"no answer within {REF_BOUND:g} s"))
-                    i += 1
-                    break
-                r = json.loads(line)
-                results.append(Outcome(r["status"], r.get("report"), r.get("message", "")))
-                i += 1
-        finally:
-            proc.kill()
-            proc.wait()
-    return results
+    """Every outcome of `jobs` under pyserq `version` (ReferenceStream)."""
+    stream = ReferenceStream(version, jobs)
+    try:
+        return [stream.next() for _ in jobs]
+    finally:
+        stream.close()
 
 
 # --------------------------------------------------------------------------- comparing
@@ -316,14 +344,17 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
             for k in range(0, len(progs), batch):
                 chunk = progs[k:k + batch]
                 texts = [with_horizon(render(p, v), p, v) for _s, p in chunk]
-                refs = run_reference_batch(v, [job_of(t, v) for t in texts])
-                for (s, _p), text, ref in zip(chunk, texts, refs):
-                    job = job_of(text, v)
-                    ours = run_ours(text, job["horizon"], job["trace"])
-                    cls, diffs = classify(ours, ref, text)
-                    out.results.append(Result(s, v, text, cls, diffs))
-                    if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
-                        out.coverage.update(kinds(text))
+                jobs = [job_of(t, v) for t in texts]
+                stream = ReferenceStream(v, jobs)
+                try:
+                    for (s, _p), text, job in zip(chunk, texts, jobs):
+                        ours = run_ours(text, job["horizon"], job["trace"])
+                        cls, diffs = classify(ours, stream.next(), text)
+                        out.results.append(Result(s, v, text, cls, diffs))
+                        if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
+                            out.coverage.update(kinds(text))
+                finally:
+                    stream.close()
                 if log:
                     log(f"{v}: {min(k + batch, len(progs))}/{len(progs)} "
                         f"{dict(Counter(r.cls for r in out.results if r.version == v))}")
@@ -456,7 +487,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--versions", default="0.1.3,0.1.4,0.1.5")
     ap.add_argument("--shrink", action="store_true", help="shrink one finding of each class")
     ap.add_argument("--keep", default=None, help="store the shrunk findings under DIR/<version>/")
-    ap.add_argument("--findings", default=None, help="write every finding (JSON lines) to FILE")
+    ap.add_argument("--findings", default=None,
+                    help="write every comparison that is not `equal` (JSON lines) to FILE")
     a = ap.parse_args(argv)
     t0 = time.time()
     c = campaign([v for v in a.versions.split(",") if interpreter(v)], a.start, a.count,
@@ -474,8 +506,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                 print("kept", keep(small, r.version, f"seed{r.seed}", a.keep))
     if a.findings:
         with open(a.findings, "w", encoding="utf-8") as fh:
-            for r in c.findings:
-                fh.write(json.dumps(r.__dict__) + "\n")
+            for r in c.results:
+                if r.cls != "equal":
+                    fh.write(json.dumps(r.__dict__) + "\n")
     print("\n" + coverage_table(c))
     return 0
 

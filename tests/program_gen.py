@@ -55,9 +55,12 @@ class Program:
     horizon: float = 30.0
     engines: bool = False  # has `step` stages (0.1.5 refuses them)
     uses_args: bool = False
+    # `while` loops by placeholder `@iK@`: (the loop, its unrolled body for 0.1.3)
+    loops: dict[str, tuple[str, str]] = field(default_factory=dict)
+    loop_turns: bool = False  # the turns as `loop { … }` / `while` over the attribute k
 
     # -- rendering ---------------------------------------------------------------
-    def _workload(self, request: str) -> str:
+    def _workload(self, request: str, flat: bool = False) -> str:
         parts = [f"arrive {self.arrive};"]
         if self.trace:
             parts.append(f'trace "{TRACE_NAME}" ordered;')
@@ -68,36 +71,52 @@ class Program:
         if self.hidden:
             parts.append("hidden " + ", ".join(self.hidden) + ";")
         sess = ["turn;", request]
-        for think in self.thinks:
-            sess += [f"run thk (cost(thk, {think}));", "turn;", request]
+        if self.loop_turns:  # k counts the turns (the `turn` block)
+            n, think = len(self.thinks) + 1, self.thinks[0]
+            again = f"run thk (cost(thk, {think})); turn; {request}".strip()
+            if flat:
+                sess.append(f"loop {{ if (k < {n}) {{ {again} }} else {{ end; }} }}")
+            else:
+                sess.append(f"while (k < {n}) {{ {again} }}")
+        else:
+            for think in self.thinks:
+                sess += [f"run thk (cost(thk, {think}));", "turn;", request]
         sess.append("end;")
         parts.append("session { " + " ".join(s for s in sess if s) + " }")
         return "workload { " + " ".join(parts) + " }"
 
-    def _items(self, request: str) -> list[str]:
+    def _items(self, request: str, flat: bool = False) -> list[str]:
         items = list(self.decls)
-        items.append(self._workload(request))
+        items.append(self._workload(request, flat))
         if self.gateway is None:
             items.append("server {\n  " + "\n  ".join(self.server) + "\n}")
         items += self.tail
         return items
+
+    def _loops(self, text: str, unroll: bool) -> str:
+        """Put the `while` loops in place (unrolled for 0.1.3)."""
+        while "@i" in text:
+            text = re.sub(r"@(i\d+)@", lambda m: self.loops[m.group(1)][unroll], text)
+        return text
 
     def flat(self) -> str:
         """pyserq 0.1.3's dialect: flat, plain amounts, `request;`, `run { }`."""
         req = f"request {self.gateway};" if self.gateway else "request;"
         defs = [re.sub(r"\{ (.*) \}$", r"= \1;", d) for d in self.defs]  # 0.1.3: `def f(x) = e;`
         lets = [re.sub(r'args\.number\("\w+", (.*)\)', r"\1", ln) for ln in self.lets]
-        lines = lets + defs + self._items(req)
+        lines = lets + defs + self._items(req, flat=True)
         lines.append(f"run {{ horizon {self.horizon:g}; }}")
-        return to_branch(strip_cost("\n".join(lines))) + "\n"
+        return to_branch(strip_cost(self._loops("\n".join(lines), True))) + "\n"
 
     def main(self, if_: bool = False) -> str:
         """0.1.4's dialect (`fn main`, `cost(…)`, `branch`), or with `if_`
         0.1.5's (`if`); the horizon is passed outside."""
         req = f"request {self.gateway};" if self.gateway else ""
-        pre = (['use "std/args";'] if self.uses_args else []) + self.lets + self.defs
-        body = "\n".join("  " + ln for ln in "\n".join(self._items(req)).split("\n"))
-        text = "\n".join(pre + ["fn main() {", body, "}"])
+        inputs = [ln for ln in self.lets if "args.number" in ln]  # (inside `fn main`)
+        pre = [ln for ln in self.lets if ln not in inputs] + self.defs
+        items = (['use "std/args";'] + inputs if inputs else []) + self._items(req)
+        body = "\n".join("  " + ln for ln in "\n".join(items).split("\n"))
+        text = self._loops("\n".join(pre + ["fn main() {", body, "}"]), False)
         return (text if if_ else to_branch(text)) + "\n"
 
 
@@ -373,9 +392,10 @@ class _Gen:
             i = f"i{self.loops}"
             body = self.block(depth - 1, held, leg)
             s = self.run_simple()
-            return [f"set {i} = 0;",
-                    f"while ({i} < {self.pick(['2', '3'])}) {{ set {i} = {i} + 1; {s} "
-                    f"{' '.join(body)} }}"]
+            n = self.rng.randint(2, 3)
+            inner = f"set {i} = {i} + 1; {s} {' '.join(body)}"
+            self.p.loops[i] = (f"while ({i} < {n}) {{ {inner} }}", " ".join([inner] * n))
+            return [f"set {i} = 0;", f"@{i}@"]
         if r < 0.55 and self.arrays:
             k = f"j{self.loops}"
             self.loops += 1
@@ -419,7 +439,7 @@ class _Gen:
         head = "hold " + ", ".join(heads)
         cached = self.chance(0.3)
         if cached and self.chance(0.5):
-            head += " reuse (2)"
+            head += f" reuse (cost({pools[0]}, 2))"
         if self.chance(0.1):
             head += " at admission (known = computed + 1)"
         body = self.block(depth - 1, held + tuple(pools), leg)
@@ -446,7 +466,7 @@ class _Gen:
         n_p = self.pick(["2", "4", "6", "9"])
         n_d = self.pick(["1", "2", "3"])
         if self.chance(0.2) and not grow:
-            return [f"prefill (cost({e}, {n_p}));", f"decode (cost({e}, {n_d}));"]
+            return [f"prefill ({n_p});", f"decode ({n_d});"]  # (serving forms: plain amounts)
         if mem and mem not in held and self.chance(0.5):
             units = self.pick(["2", "4"])
             return [f"hold {mem} (cost({mem}, {units})) {{ run {e} prefill (cost({e}, {n_p})) growing {mem}; "
@@ -483,7 +503,7 @@ class _Gen:
                 "run (cost(D, n / 100)); } } }",
                 f"{rel} latency {lat} share {self.pick(['maxmin', 'bottleneck'])};"]
             n = self.pick(["50", "100", "200"])
-            p.server += ["set t0 = now;", f"P.prefill (cost(P, {n}));", f"D.decode (cost(D, {n})) from P;",
+            p.server += ["set t0 = now;", f"P.prefill ({n});", f"D.decode ({n}) from P;",
                          f"observe {self.new_obs()} = now - t0;"]
         elif kind == "link":
             p.lets.append("let Bw = 1000;")
@@ -497,7 +517,7 @@ class _Gen:
                          f"from kvA to kvB (cost(kvB, 10)); run {s} (cost({s}, 1)); }}"]
         else:
             p.decls += ["stage X : ps(1);", "pool PP { cap 100; }", "pool QQ { cap 100; }"]
-            p.server += [f"tool on X (cost(X, {self.work()}));",
+            p.server += [f"tool on X ({self.work()});",
                          "hold PP (cost(PP, 4)) { hold QQ (cost(QQ, 4)) { "
                          "transfer on X (cost(X, 8)) from PP to QQ (cost(QQ, 4)); } }"]
 
@@ -534,6 +554,7 @@ class _Gen:
         if n_turns > 1:
             p.decls.append("stage thk : delay;")  # (`think` is a trace attribute in 0.1.5)
             p.thinks = [self.pick(["0.5", "1", "2"]) for _ in range(n_turns - 1)]
+            p.loop_turns = "k" in self.attrs and self.chance(0.5)
         if self.chance(0.15):
             p.lets.append("let L = 2 * 1.5;")
             self.consts.append("L")
@@ -604,6 +625,7 @@ KINDS: dict[str, str] = {
     "set": r"\bset \w+ =", "observe": r"\bobserve \w+ =", "turn;": r"\bturn;",
     "request;": r"\brequest;", "request Q;": r"\brequest \w+;", "end;": r"\bend;",
     "if/branch": r"\b(if|branch) \(", "else": r"\belse \{", "while": r"\bwhile \(",
+    "loop": r"\bloop \{",
     "choose": r"\bchoose \w+ in", "run": r"\brun \w+(\[\w+\])? \(",
     "run on several stages": r"\brun \w+, \w+", "run prefill": r"\brun \w+ prefill",
     "run decode": r"\brun \w+ decode", "growing": r"\bgrowing \w+", "hold": r"\bhold \w+",

@@ -162,6 +162,29 @@ def test_token_sequences_against_0_1_3(source):
     assert not compare_reports(_report(source), ref, ignore=UNCOMPARED)
 
 
+# found by the fuzzer (0.1.3 seed 14, shrunk): a leg's tokens are a sequence
+# of their own, apart from its session's
+LEG_TOKENS = """\
+stage E : step { cost 1 + 0.02 * residents; }
+workload { arrive batch(2); session { turn; request; end; } }
+server { decode (2); fork { decode (2); } join; decode (1); }
+run { horizon 30; }
+"""
+
+
+def test_a_legs_tokens_are_a_sequence_of_their_own():
+    s = _report(LEG_TOKENS)["stages"][0]
+    # pyserq 0.1.3 and 0.1.4, seed 1: per session the gaps 1.04 (its decodes),
+    # 1.04 (the leg's), 3.12 (its last decode after the join): mean 5.2 / 3
+    assert s["mean_itl"] == pytest.approx(1.7333333333333334, rel=1e-9)
+    assert s["itl_p99"] == pytest.approx(3.12, rel=1e-9)
+
+
+@requires("0.1.3")
+def test_leg_tokens_against_0_1_3():
+    _same(LEG_TOKENS, run_reference(LEG_TOKENS, "0.1.3"))
+
+
 # ------------------------------------------------------------ kept cases
 
 def _cases() -> list[str]:
