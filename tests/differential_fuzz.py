@@ -63,7 +63,10 @@ DIALECT = re.compile(
     r"unknown statement `if`|is now `if|belongs inside `workload`|`step` is an engine's|"
     r"unexpected `fn`|executable declarations belong inside|replaced by `turn;`|"
     r"requires its cost type|resource use requires|unknown (statement|item|declaration)|"
-    r"expected .*found|unexpected `|is not a (stage|pool|queue)|cost\(")
+    r"expected .*found|unexpected `|is not a (stage|pool|queue)|cost\(|"
+    # 0.1.4's strict typing of `cost(…)` amounts, which serq-simpy does not
+    # keep (Part 01 §10: only the check of §4.5)
+    r"a resource cost is not an ordinary quantity")
 
 
 # --------------------------------------------------------------------------- running
@@ -77,10 +80,11 @@ class Outcome:
     message: str = ""
 
 
-def run_ours(text: str, horizon: Optional[float], trace: Optional[str]) -> Outcome:
+def run_ours(text: str, horizon: Optional[float], trace: Optional[str],
+             warmup: Optional[float] = None) -> Outcome:
     """Load and run `text` in serq-simpy (seed 1), stopped after CPU_BOUND s."""
     try:
-        program = serq.load(source=text, trace=trace, horizon=horizon, seed=SEED)
+        program = serq.load(source=text, trace=trace, horizon=horizon, warmup=warmup, seed=SEED)
     except SerqError as e:
         return Outcome("refused", message=str(e))
     done = threading.Event()
@@ -110,8 +114,9 @@ import json, sys, pyserq
 for line in sys.stdin:
     r = json.loads(line)
     kw = {"source": r["source"], "seed": r["seed"]}
-    if r.get("horizon") is not None:
-        kw["horizon"] = r["horizon"]
+    for k in ("horizon", "warmup"):
+        if r.get(k) is not None:
+            kw[k] = r[k]
     if r.get("trace"):
         kw["trace"] = r["trace"]
     try:
@@ -201,18 +206,23 @@ def render(program: Program, version: str) -> str:
 def job_of(text: str, version: str) -> dict:
     """The run settings of a comparison: 0.1.4 and later take the horizon
     from outside; a trace is always passed as a path."""
-    horizon = None
+    horizon = warmup = None
     if version != "0.1.3":
         m = re.search(r"// horizon (\S+)", text)
         horizon = float(m.group(1)) if m else 20.0
-    return {"source": text, "horizon": horizon,
+        m = re.search(r"// warmup (\S+)", text)
+        warmup = float(m.group(1)) if m else None
+    return {"source": text, "horizon": horizon, "warmup": warmup,
             "trace": TRACE if TRACE_NAME in text else None}
 
 
 def with_horizon(text: str, program: Program, version: str) -> str:
     """A `fn main` text carries its horizon in a comment (for the shrinker
     and the kept cases, which see only the text)."""
-    return text if version == "0.1.3" else f"// horizon {program.horizon:g}\n{text}"
+    if version == "0.1.3":
+        return text
+    warm = f"// warmup {program.warmup:g}\n" if program.warmup else ""
+    return f"// horizon {program.horizon:g}\n{warm}{text}"
 
 
 @dataclass
@@ -220,7 +230,7 @@ class Departure:
     """A known, documented difference (docs/departures.md)."""
 
     name: str
-    fields: tuple[str, ...]        # report fields it may change
+    fields: tuple[str, ...]        # report fields it may change (none: not told apart)
     applies: Callable[[str], bool]  # whether a program can show it
 
 
@@ -348,7 +358,7 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                 stream = ReferenceStream(v, jobs)
                 try:
                     for (s, _p), text, job in zip(chunk, texts, jobs):
-                        ours = run_ours(text, job["horizon"], job["trace"])
+                        ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
                         cls, diffs = classify(ours, stream.next(), text)
                         out.results.append(Result(s, v, text, cls, diffs))
                         if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
@@ -457,7 +467,7 @@ def same_difference(version: str, cls: str) -> Callable[[str], bool]:
     def pred(text: str) -> bool:
         job = job_of(text, version)
         ref = run_reference_batch(version, [job])[0]
-        ours = run_ours(text, job["horizon"], job["trace"])
+        ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
         return classify(ours, ref, text)[0] == cls
     return pred
 

@@ -53,6 +53,7 @@ class Program:
     server: list[str] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)  # gauges and claims
     horizon: float = 30.0
+    warmup: float = 0.0
     engines: bool = False  # has `step` stages (0.1.5 refuses them)
     uses_args: bool = False
     # `while` loops by placeholder `@iK@`: (the loop, its unrolled body for 0.1.3)
@@ -105,7 +106,8 @@ class Program:
         defs = [re.sub(r"\{ (.*) \}$", r"= \1;", d) for d in self.defs]  # 0.1.3: `def f(x) = e;`
         lets = [re.sub(r'args\.number\("\w+", (.*)\)', r"\1", ln) for ln in self.lets]
         lines = lets + defs + self._items(req, flat=True)
-        lines.append(f"run {{ horizon {self.horizon:g}; }}")
+        warm = f" warmup {self.warmup:g};" if self.warmup else ""
+        lines.append(f"run {{ horizon {self.horizon:g};{warm} }}")
         return to_branch(strip_cost(self._loops("\n".join(lines), True))) + "\n"
 
     def main(self, if_: bool = False) -> str:
@@ -346,7 +348,10 @@ class _Gen:
                         "set just = admitted > 0; }"]
         if self.chance(0.5):
             self.pool_decl("reqs", engine=name)
-        p.decls.append(f"stage {name} : step {{ {' '.join(clauses)} }}")
+        # first: a stage declared before the engine that admits a session
+        # sees the session's run only at the next event in pyserq (a
+        # departure, docs/departures.md), so the programs keep it out
+        p.decls.insert(0, f"stage {name} : step {{ {' '.join(clauses)} }}")
 
     # -- statements --------------------------------------------------------------
     def block(self, depth: int, held: tuple[str, ...], leg: bool) -> list[str]:
@@ -594,6 +599,8 @@ class _Gen:
                 o = self.pick(self.observed)
                 p.tail.append(f"claim c1: at end (count({o}) >= 0 && largest({o}) < 1000);")
         p.horizon = self.pick([10, 20, 30])
+        if self.chance(0.25):
+            p.warmup = self.pick([1, 2.5, 5])
         return p
 
 
@@ -610,6 +617,7 @@ KINDS: dict[str, str] = {
     # declarations (Part 01 §2, Part 04 §1, Part 03 §2, Part 05 §2, Part 06 §7-8)
     "let": r"\blet \w+ =", "def": r"\bdef \w+\(", "use std/args": r'use "std/args"',
     "fn main": r"\bfn main\(\)", "run settings": r"\brun \{ horizon",
+    "warmup": r"\bwarmup \d",
     "stage fifo": r": fifo;", "stage fifo(c)": r": fifo\(", "stage ps": r": ps\(",
     "stage delay": r": delay;", "stage step": r": step \{", "stage array": r"\bstage \w+\[",
     "share maxmin": r"^\s*share maxmin", "share bottleneck": r"^\s*share bottleneck",
