@@ -212,6 +212,32 @@ def test_a_run_before_the_admitting_engine_is_not_left_waiting():
         serq.run(serq.load(source=LOAD_PAST))
 
 
+# found by the fuzzer (0.1.3 and 0.1.4, generator seed 29 of its first
+# version): legs stalled on a `grow` while their sessions wait at `join` are
+# no cycle that stops the run (pyserq runs on to the horizon)
+LEGS_GROWING = """\
+pool p1 { cap 4; }
+stage s1 : ps(1);
+workload { arrive batch(2); session { turn; request; end; } }
+server { fork { hold p1 (2) { run s1 (3); grow p1 (1); } } join; observe o1 = now; }
+run { horizon 10; }
+"""
+
+
+def test_legs_stalled_on_a_growth_run_on_to_the_horizon():
+    d = _report(LEGS_GROWING)
+    # pyserq 0.1.3, seed 1: the run reaches its horizon; nobody ends, o1 has
+    # no sample, p1 holds 4 units from t = 0 (mean_used 4)
+    assert (d["ended"], d["observes"]["o1"]["count"]) == (0, 0)
+    assert d["pools"][0]["mean_used"] == 4
+    assert d["pools"][0]["growing_stalled"] is True
+
+
+@requires("0.1.3")
+def test_legs_stalled_on_a_growth_against_0_1_3():
+    _same(LEGS_GROWING, run_reference(LEGS_GROWING, "0.1.3"))
+
+
 # ------------------------------------------------------------ kept cases
 
 def _cases() -> list[str]:

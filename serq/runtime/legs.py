@@ -159,9 +159,8 @@ class Legs:
             holders += [lease.owner for lease in pool.leases if not lease.expires]
             for frame in pool.queue:
                 waits[frame.session] = (f"`{pool.label}`", holders)
-            for grower in pool.growers:
-                if grower.job is None:
-                    waits[grower.session] = (f"`{pool.label}`", holders)
+            # (a stalled `grow` is no such wait: pyserq 0.1.3 and 0.1.4 run on
+            # to the horizon and report the stall, `growing_stalled`)
         stuck = set(waits)
         changed = True
         while changed:
