@@ -243,6 +243,10 @@ DEPARTURES = [
     # stage (or engine) declared before the admitting engine
     Departure("a stage declared before the admitting engine", (),
               lambda t: "admit via" in t),
+    # OPEN, not yet fixed (docs/departures.md, "Open findings"): pools'
+    # `mean_used` around growing runs on an engine; nothing else differs
+    Departure("open: mean_used around growing runs on an engine",
+              ("mean_used",), lambda t: "growing" in t),
 ]
 
 
