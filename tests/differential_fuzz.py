@@ -290,6 +290,10 @@ def classify(ours: Outcome, ref: Outcome, text: str) -> tuple[str, list[str]]:
     if not diffs:
         return "equal", []
     fields = {_field(d) for d in diffs}
+    if any(d.endswith("idle_with_work: True != expected False") for d in diffs):
+        # OPEN, not yet fixed (docs/departures.md, "Open findings"): our
+        # engine stops with work while pyserq's goes on
+        return "departure: open: an engine left idle with work", diffs
     for dep in DEPARTURES:
         if dep.fields and fields <= {f"pools.{f}" for f in dep.fields} and dep.applies(text):
             return f"departure: {dep.name}", diffs
