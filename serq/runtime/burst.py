@@ -158,6 +158,9 @@ class Burst(ClosedRuns):
                     st.dirty = False
                     if not st._closed():
                         st.attempt()
+                    if instant.dirty:  # a session it admitted joined a stage: the loop
+                        st._hand_back()  # settles the instant (Part 02 §10.3 step 4)
+                        return
                 running = st.running
                 if running is None or sim.drained is not None:
                     break
@@ -207,6 +210,13 @@ class Burst(ClosedRuns):
         finally:
             st.bursting = False
         instant.closed = True
+
+    def _hand_back(self) -> None:
+        """Leave the burst to the event loop: an iteration `_burst` would
+        end inline goes on the calendar after all."""
+        running = self.running
+        if running is not None and running[1] is None:
+            self.end_on_calendar(running[0], self.inline_end)
 
     # -- a kept plan going on after a relay --------------------------------------------------
     def _relay_kept(self, kept: tuple) -> int:

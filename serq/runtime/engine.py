@@ -420,12 +420,17 @@ class StepStage(Burst, Stage):
             self.running = (assign, None)  # `_burst` ends it at `end`
             self.inline_end = end
             return
-        # the stage's one iteration-end entry, put on the calendar again (an
-        # iteration starts only after the previous one's end was handled; the
-        # loop and `_burst` only read its callback list)
+        self.end_on_calendar(assign, end)
+
+    def end_on_calendar(self, assign: list, end: float) -> None:
+        """Put the running iteration's end on the calendar at `end`: the
+        stage's one iteration-end entry, put on the calendar again (an
+        iteration starts only after the previous one's end was handled; the
+        loop and `_burst` only read its callback list)."""
+        env = self.env
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        heappush(q, (end, CALENDAR, next(env._eid), ev))
+        heappush(env._queue, (end, CALENDAR, next(env._eid), ev))
         self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:

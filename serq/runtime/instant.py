@@ -96,10 +96,16 @@ class Instant:
         self.settled()
 
     def settled(self) -> None:
-        """No other event is due at this instant: recompute what changed."""
-        items, self.dirty = self.dirty, []
-        if len(items) > 1:
-            items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
-        for obj in items:
-            obj.dirty = False
-            obj.end_of_instant()
+        """No other event is due at this instant: recompute what changed.
+
+        What a recomputation marks in turn is recomputed in the same settle
+        (Part 02 §10.3 step 4): a session that a step engine admits runs at
+        once (Part 04 §7 step 5), and the `ps` stage or engine it joins must
+        not wait for an unrelated later event to start its job."""
+        while self.dirty:
+            items, self.dirty = self.dirty, []
+            if len(items) > 1:
+                items.sort(key=_order)  # stages in declaration order (Part 02 §10.3 step 4)
+            for obj in items:
+                obj.dirty = False
+                obj.end_of_instant()

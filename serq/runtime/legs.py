@@ -5,7 +5,9 @@ process over a copy of the session object (the attributes as they stand at
 the fork), with holds of its own and a stream of its own (Part 07 keys: the
 session's serial, the number of the fork among the session's forks as `t`,
 kind 3), and the session's serial, so its holds meet the session's cached
-prefix. A leg is no session: no arrival, no end, no `turn`. When it ends,
+prefix. A leg is no session: no arrival, no end, no `turn`; the tokens of
+its runs on step stages form a sequence of their own, apart from the
+session's (Part 06 §6.2). When it ends,
 what it leases passes to its session (the lease keeps evaluating its
 `cache` clause over the leg's attributes). `join;` waits until every leg
 the session forked so far has ended.
@@ -67,6 +69,7 @@ class Legs:
         leg.stuck = False
         leg.ended = False
         leg.at = at
+        leg.tok = None  # its tokens are a sequence of their own (pyserq 0.1.3, 0.1.4)
         sim = self.sim
         leg.rng = leg_stream(sim.seed, s.sid, s.forks, sim.scheme)
         s.forks += 1
@@ -156,9 +159,8 @@ class Legs:
             holders += [lease.owner for lease in pool.leases if not lease.expires]
             for frame in pool.queue:
                 waits[frame.session] = (f"`{pool.label}`", holders)
-            for grower in pool.growers:
-                if grower.job is None:
-                    waits[grower.session] = (f"`{pool.label}`", holders)
+            # (a stalled `grow` is no such wait: pyserq 0.1.3 and 0.1.4 run on
+            # to the horizon and report the stall, `growing_stalled`)
         stuck = set(waits)
         changed = True
         while changed:

@@ -55,7 +55,9 @@ class _Sequence:
             self.first = t
             self.count = 1
         self.last = t
-        self.prev_decode = decode
+        # a prefill end that continued the sequence lets the next one continue
+        # too (pyserq 0.1.3: a decode, then two prefill ends, are one sequence)
+        self.prev_decode = decode or cont
         self.prev_stage = stage
         if self.preempted:
             self.preempted = ()
