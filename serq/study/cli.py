@@ -54,7 +54,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
-    """The `sweep`, `summary` and `plot` commands."""
+    """The `sweep`, `summary`, `plot` and `capacity` commands."""
     sw = sub.add_parser("sweep", help="run a program over a grid of --set values")
     common(sw)
     settings(sw)
@@ -86,11 +86,13 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     pl.add_argument("--y", metavar="STAT", help="of a sweep: the statistic (ttft:p99)")
     pl.add_argument("--x", metavar="PARAM", help="of a sweep: the grid parameter on the x axis")
     pl.add_argument("--by", metavar="PARAM", help="of a sweep: one line per value of PARAM")
+    from .capacity_cli import add_capacity
+    add_capacity(sub, common, settings, _executor_options, _positive_int, _policy)
 
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot"):
+    if args.command in ("sweep", "summary", "plot", "capacity"):
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -119,6 +121,9 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
             return _summary(args)
         if args.command == "plot":
             return _plot(args, kw)
+        if args.command == "capacity":
+            from .capacity_cli import run_capacity
+            return run_capacity(args, _settings(args, kw), _count_bar(args, "runs", args.json))
         return _run(args, kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
