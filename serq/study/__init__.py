@@ -16,7 +16,7 @@ _WHERE = {
     "ProgramSpec": "spec", "replication_seed": "spec",
     "replicate": "replications", "StudyReport": "report",
     "sweep": "sweeps", "SweepResult": "sweeps", "mser5": "warmup",
-    "capacity": "capacity", "CapacityResult": "capacity_report",
+    "capacity": "capacity_run", "CapacityResult": "capacity_report",
 }
 
 

@@ -1,6 +1,6 @@
 """The `capacity` command: `serq-simpy capacity MODEL --vary lam --slo
 'ttft:p99<=0.5' [--grid NAME=V1,V2 … --cost EXPR --load lam=2.0]`
-(registered by `serq.study.cli`, run by `serq.study.capacity.capacity`)."""
+(registered by `serq.study.cli`, run by `serq.study.capacity_run.capacity`)."""
 from __future__ import annotations
 
 import argparse
@@ -63,7 +63,7 @@ def add_capacity(sub: Any, common: Any, settings: Any, executor_options: Any,
 def run_capacity(args: argparse.Namespace, settings: dict, bar: Any) -> int:
     """Run the command; 0 when every configuration's search reached its
     precision (1 otherwise: the table says which did not)."""
-    from .capacity import capacity
+    from .capacity_run import capacity
     if args.warmup == "auto":
         raise UsageError("a capacity search takes a numeric --warmup; choose one with "
                          "`serq-simpy run MODEL --warmup auto` near the expected capacity")

@@ -102,6 +102,7 @@ class ConfigCapacity:
     cost: Optional[float]
     probes: list[dict] = field(default_factory=list)
     goodput_at: float = math.nan
+    bracket: Optional[tuple] = None
 
     @classmethod
     def make(cls, config: dict, outcome: SearchOutcome, slos: Sequence[SLO],
@@ -130,7 +131,7 @@ class ConfigCapacity:
                    math.fsum(e for p in outcome.probes for e in p.events if math.isfinite(e)),
                    _mean(at.goodput) if at else math.nan,
                    _mean(at.throughput) if at else math.nan, cost, probes,
-                   at.x if at else math.nan)
+                   at.x if at else math.nan, outcome.bracket)
 
     @property
     def relative_half_width(self) -> float:
@@ -151,7 +152,8 @@ class ConfigCapacity:
         """Plain data (JSON)."""
         d = {k: getattr(self, k) for k in ("config", "status", "low", "high", "estimate",
                                            "replications", "binding", "runs", "events",
-                                           "goodput", "throughput", "goodput_at", "cost")}
+                                           "goodput", "throughput", "goodput_at", "cost",
+                                           "bracket")}
         d["relative_half_width"] = self.relative_half_width
         d["probes"] = self.probes
         return d

@@ -113,6 +113,7 @@ class SearchOutcome:
     binding: Optional[int]
     probes: list[Probe]
     pair: Optional[tuple[float, float]] = None
+    bracket: Optional[tuple[Optional[float], Optional[float]]] = None
 
     @property
     def relative_half_width(self) -> float:
@@ -138,6 +139,7 @@ class Search:
         self.evaluate, self.probes = evaluate, probes
         self.start, self.precision = float(start), float(precision)
         self.first, self.most, self.max_runs = int(first), int(most), int(max_runs)
+        self.bracket: Optional[tuple[Optional[float], Optional[float]]] = None
 
     # -- bookkeeping --------------------------------------------------------
     def runs(self) -> int:
@@ -231,6 +233,7 @@ class Search:
     def run(self) -> SearchOutcome:
         """Bracket, then locate; the outcome (see `SearchOutcome`)."""
         lo, hi, last = self._bracket()
+        self.bracket = (lo, hi)
         if hi is None:
             return self._outcome("unbounded", last, math.inf, 0, None)
         if lo is None:
@@ -252,7 +255,7 @@ class Search:
                 continue
             m = self._choose_m(unit, c, max(m, min(a.n, b.n)))
             self._ensure([(a.x, m), (b.x, m)])
-            ends = fieller(a, b, m)
+            ends = fieller(a, b, m, reach=max(b.x - a.x, 2 * window))
             if ends is not None:
                 low, high, k = ends
                 if (high - low) / (high + low) <= self.precision:
@@ -261,6 +264,12 @@ class Search:
                 if ends is not None:
                     return self._outcome("imprecise", ends[0], ends[1], m, ends[2], (a, b))
                 break
+            if ends is None:
+                m = min(self.most, 2 * m)  # the ends lie far out: more seeds
+            else:  # the width shrinks as 1/√m
+                rel = (ends[1] - ends[0]) / (ends[1] + ends[0])
+                m = min(self.most, max(m + 1, math.ceil(m * (rel / (AIM * self.precision))
+                                                       ** 2)))
         return self._outcome("imprecise", lo, hi, self.first, None)
 
     def _outcome(self, status: str, low: float, high: float, m: int, k: Optional[int],
@@ -272,14 +281,15 @@ class Search:
             est = min(max(est, low), high)
         probes = sorted(self.probes.values(), key=lambda p: p.x)
         return SearchOutcome(status, low, high, est, m, k, probes,
-                             (pair[0].x, pair[1].x) if pair else None)
+                             (pair[0].x, pair[1].x) if pair else None, self.bracket)
 
 
 #: Points at which the interpolated t-test is evaluated between and around the pair.
 FIELLER_POINTS = 4001
 
 
-def fieller(a: Probe, b: Probe, m: int) -> Optional[tuple[float, float, int]]:
+def fieller(a: Probe, b: Probe, m: int, reach: Optional[float] = None
+            ) -> Optional[tuple[float, float, int]]:
     """The 95 % interval of the crossing from two probes `a` < `b` on the
     same first `m` seeds: per seed, the SLO margins are interpolated
     linearly between the probes; the interval is the set of `x` at which
@@ -288,12 +298,13 @@ def fieller(a: Probe, b: Probe, m: int) -> Optional[tuple[float, float, int]]:
     ends are where the t interval first lies wholly below 0 for every SLO
     (holds) and wholly above 0 for one (fails). Returns (low, high, the
     binding SLO's index), or None when the ends are not inside the window
-    (the pair ± its width)."""
+    (the pair ± `reach`, default its width)."""
     import numpy as np
     ya = np.asarray(a.margins[:m], dtype=float)  # m × SLOs
     yb = np.asarray(b.margins[:m], dtype=float)
     w = b.x - a.x
-    xs = np.linspace(a.x - w, b.x + w, FIELLER_POINTS)
+    r = w if reach is None else reach
+    xs = np.linspace(a.x - r, b.x + r, FIELLER_POINTS)
     alpha = (xs - a.x) / w                       # points
     t = t_quantile(m - 1)
     holds = np.ones(len(xs), dtype=bool)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from ..errors import ParseError
@@ -157,7 +158,7 @@ def parse_slo(text: str) -> SLO:
         if stat == "mean":
             kind = "mean"
         else:
-            q = float(stat[1:]) / 100.0
+            q = float(Decimal(stat[1:]) / 100)  # p99.9 → 0.999 exactly as written
             if not 0 < q < 1:
                 raise SloError(text, i, len(stat), f"percentile {stat} is not between "
                                "p0 and p100", "a percentile is pNN with 0 < NN < 100")
@@ -183,7 +184,7 @@ def parse_slo(text: str) -> SLO:
         if not 0 < pct < 100:
             raise SloError(text, i, n.end() - i, f"{n.group(0)}% is not between 0% and "
                            "100%", "an attainment is at least P% of requests, 0 < P < 100")
-        kind, q, i = "attainment", pct / 100.0, _skip(text, j + 1)
+        kind, q, i = "attainment", float(Decimal(n.group(0)) / 100), _skip(text, j + 1)
     elif text.startswith("for", i):
         raise SloError(text, i, 3, "`for P%` makes an attainment and goes without a "
                        ":STAT", "write ttft<=0.2 for 90% (or ttft:p90<=0.2)")
@@ -225,6 +226,22 @@ def parse_slos(texts: Sequence[str]) -> list[SLO]:
             raise ValueError(f"the SLO {s.text!r} is given twice")
         seen.add(s.canonical)
     return slos
+
+
+def check_series(slos: Sequence[SLO], program: Any) -> None:
+    """Refuse (`ValueError`) an SLO on a series the linked `program` does not
+    record: its observations, and the client series when it has requests."""
+    from ..report.model import CLIENT_SERIES
+    client = list(CLIENT_SERIES) if program.has_requests else []
+    for slo in slos:
+        if slo.section in (None, "observe") and slo.series in program.observations:
+            continue
+        if slo.section in (None, "client") and slo.series in client:
+            continue
+        names = ", ".join(dict.fromkeys([*program.observations,
+                                         *(f"client.{c}" for c in client)])) or "none"
+        raise ValueError(f"--slo {slo.text}: the program records no series "
+                         f"{slo.series!r} (its series: {names})")
 
 
 def find_series(report: Any, slo: SLO) -> Any:

@@ -20,7 +20,7 @@ from .capacity_report import CapacityResult, ConfigCapacity, parse_cost, parse_l
 from .capacity_search import Probe, Search
 from .executors import resolve
 from .grid import normalize, points
-from .slo import SLO, parse_slos
+from .slo import SLO, check_series, parse_slos
 from .spec import ProgramSpec, replication_seed
 from .worker import Outcome, compiled, run_outcome
 
@@ -192,6 +192,7 @@ def capacity(program: Any = None, vary: Optional[str] = None,
                             workload=workload, trace=trace)
     first = _start(start, target, spec, vary)
     prog = compiled(spec.with_sets({**configs[0], vary: first}))  # names checked here
+    check_series(slo_list, prog)
     base = int(prog.settings.seed) if seed is None else int(seed)
     store = None
     if out is not None:
