@@ -122,9 +122,11 @@ def test_mm1_attainment_capacity_covers_the_closed_form():
     c = r.configs[0]
     assert c.status == "found"
     assert c.low <= 1 - math.log(10) / 5 <= c.high, (c.low, c.high)
-    # goodput: requests meeting the limit, per unit of time, below throughput ≈ lam
-    assert 0.85 * c.throughput <= c.goodput <= c.throughput
+    # goodput: the requests meeting the limit, P(W ≤ 5) = 1 − e^{−(1−lam)·5} of
+    # the throughput (≈ lam) at the probe `goodput_at`
     assert c.throughput == pytest.approx(c.goodput_at, rel=0.1)
+    assert c.goodput / c.throughput == pytest.approx(1 - math.exp(-(1 - c.goodput_at) * 5),
+                                                     abs=0.03)
 
 
 def _mmc_capacity(c: int) -> float:

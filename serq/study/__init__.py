@@ -1,5 +1,6 @@
 """Studies above the runtime: replications, automatic warm-up, precision
-targets, parameter sweeps, capacity under SLOs on local processes or a Dask cluster, plots.
+targets, parameter sweeps and capacity under SLOs on local processes or a
+Dask cluster, plots.
 
 Everything here uses `serq.load`, `serq.run` and the `Report`, as a user's
 script would. Heavy libraries (pandas, pyarrow, matplotlib, distributed,
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CapacityResult", "ProgramSpec", "StudyReport", "SweepResult", "mser5", "replicate",
-           "replication_seed", "sweep", "capacity"]
+__all__ = ["CapacityResult", "ProgramSpec", "StudyReport", "SweepResult", "capacity", "mser5",
+           "replicate", "replication_seed", "sweep"]
 
 _WHERE = {
     "ProgramSpec": "spec", "replication_seed": "spec",

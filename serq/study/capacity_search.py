@@ -6,34 +6,35 @@ Method (docs/guide/capacity.md has the long form):
 1. **Bracket.** From a start value, grow `x` geometrically (×2) until a
    probe fails, or shrink it (÷2) until one holds. A probe's first
    replication stops it early when the run is plainly overloaded (the
-   population grows without bound, or an SLO statistic is already past
-   `FAR` times its allowance, e.g. a p99 at twice its limit); otherwise
+   population grows without bound, or an SLO statistic is already `FAR`
+   past its allowance, e.g. a p99 at twice its limit); otherwise
    replications are added (4, 8, 16) until the probe is *settled*: the 95 %
    Student-t interval of every SLO statistic lies on the good side of its
-   threshold (the probe holds), or that of one SLO lies on the bad side
-   (it fails).
-2. **Locate with common random numbers and test inversion.** Replication
-   `i` runs with the same seed at every probe, so the across-replication
-   mean of each SLO statistic is one smooth function of `x` (a sample-path
-   function, as in retrospective approximation: Chen & Schmeiser 2001,
-   Pasupathy & Kim 2011). With `m` replications the 95 % confidence set of
-   the capacity is the set of loads at which the t-test does not reject
-   "the statistic equals its threshold"; its ends are a probe that holds
-   and one that fails, both judged on the same `m` seeds. The search fits
-   the statistic's mean and spread linearly around the crossing, chooses
-   `m` so that the interval meets the precision, and places the two end
-   probes just outside the predicted ends; replications are spent there,
-   near the boundary, and few far from it. Probes that do not settle are
-   moved outward (doubling steps) and the fit is redone.
+   threshold (the probe holds), or that of one SLO on the bad side (it
+   fails).
+2. **Locate.** The mean statistic is interpolated linearly between the
+   probes around the crossing, and a pair of probes is placed around the
+   interpolated crossing (8 replications each) until the pair is narrow
+   (`LOCAL` target half-widths): a safeguarded regula falsi.
+3. **Estimate, with common random numbers.** Replication `i` runs with
+   the same seed at both probes of the pair, so per seed the SLO statistic
+   is a line between them (a local linear regression of the sample path,
+   as in retrospective approximation: Chen & Schmeiser 2001; Pasupathy &
+   Kim 2011). The 95 % interval of the capacity is the set of `x` at which
+   the t-test of "the statistic equals its threshold" does not reject
+   (Fieller's interval for the root of a line, found by test inversion):
+   its ends are the loads at which the interval on the SLO statistic just
+   excludes the threshold. Replications are added to the pair — near the
+   boundary, not far from it — until the interval is within the precision
+   (its width shrinks as 1/√m).
 
-Coverage: if the statistic's t-bounds grow with `x` on each set of seeds
-(they do with common random numbers on a load parameter), a probe settled
-as holding lies below the capacity, and one settled as failing above it,
-unless the t-test at the capacity itself rejects — which happens with
-probability 5 %. The bracket of Waeber, Frazier & Henderson (2013,
-"Bisection search with noisy responses", SIAM J. Control Optim.) is the
-same idea with a binary oracle; here the oracle is the t-test and the
-next probe is placed by the fitted statistic instead of by halving.
+Coverage: at the true capacity the t-test rejects with probability 5 %, so
+the interval covers it in 95 % of searches, up to the bias of the SLO
+statistic of a finite run (a nearest-rank p99 of n samples runs about
+10/n low) and the curvature of the statistic across the pair (the pair is
+a few per cent wide). The noisy-bisection view of the same problem is
+Waeber, Frazier & Henderson (2013), "Bisection search with noisy
+responses", SIAM J. Control Optim. 51(3).
 """
 from __future__ import annotations
 

@@ -55,7 +55,8 @@ def capacity_text(result: Any) -> str:
     lines = [f"capacity: the largest {result.vary} at which {slos} "
              f"{'holds' if len(result.slos) == 1 else 'hold'}",
              f"95% intervals; replication i of every probe runs with seed "
-             f"{result.base_seed}+i; goodput and throughput at the highest probe below the capacity (at)"]
+             f"{result.base_seed}+i; goodput and throughput at the highest probe "
+             f"below the capacity (at)"]
     lines += table(head, rows)
     lines.append("")
     lines += _verdicts(result)
