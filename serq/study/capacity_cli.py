@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cli_guard import write_stdout
 from ..errors import UsageError
-from .cli import _fraction
+from .cli import _fraction, out_option
 
 
 def _positive(text: str) -> float:
@@ -49,8 +49,7 @@ def add_capacity(sub: Any, common: Any, settings: Any, executor_options: Any,
                    help="the cost of a configuration, from its --grid names (replicas*2)")
     c.add_argument("--load", metavar="NAME=VALUE",
                    help="the load to carry: the cheapest configuration that does is named")
-    c.add_argument("--out", metavar="DIR",
-                   help="keep every finished run here; a rerun computes only what is missing")
+    out_option(c)
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.add_argument("--plot", metavar="FIG",
                    help="draw the search (one configuration) or the capacity per "

@@ -36,6 +36,12 @@ def _executor_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def out_option(q: argparse.ArgumentParser) -> None:
+    """`--out DIR`: the results directory of a sweep or a capacity search."""
+    q.add_argument("--out", metavar="DIR",
+                   help="keep every finished run here; a rerun computes only what is missing")
+
+
 def add_run_options(run: argparse.ArgumentParser) -> None:
     """The study options of `run`."""
     run.add_argument("--replications", type=_positive_int, default=1, metavar="R",
@@ -62,8 +68,7 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
                     help="NAME=START:STOP:STEP or NAME=V1,V2,… (repeatable)")
     sw.add_argument("--replications", type=_positive_int, default=1, metavar="R",
                     help="runs per grid point, seeds SEED, SEED+1, … (the same at every point)")
-    sw.add_argument("--out", metavar="DIR",
-                    help="keep every finished run here; a rerun computes only what is missing")
+    out_option(sw)
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -62,22 +62,26 @@ class SLO:
     limit: float
 
     @property
+    def stat_name(self) -> str:
+        """`mean`, `p99`, `p99.9` (or `fraction` for an attainment)."""
+        if self.kind == "attainment":
+            return "fraction"
+        return "mean" if self.kind == "mean" else f"p{_number(self.q * 100)}"
+
+    @property
     def canonical(self) -> str:
         """The SLO written back in one normal form (the key of its results)."""
         name = f"{self.section}.{self.series}" if self.section else self.series
-        lim = repr(self.limit)
         if self.kind == "attainment":
-            return f"{name}{self.op}{lim} for {_number(self.q * 100)}%"
-        stat = "mean" if self.kind == "mean" else f"p{_number(self.q * 100)}"
-        return f"{name}:{stat}{self.op}{lim}"
+            return f"{name}{self.op}{self.limit!r} for {_number(self.q * 100)}%"
+        return f"{name}:{self.stat_name}{self.op}{self.limit!r}"
 
     @property
     def statistic_label(self) -> str:
         """What the SLO's statistic is, for tables and axes."""
         if self.kind == "attainment":
             return f"{self.series} fraction {self.op} {_number(self.limit)}"
-        stat = "mean" if self.kind == "mean" else f"p{_number(self.q * 100)}"
-        return f"{self.series} {stat}"
+        return f"{self.series} {self.stat_name}"
 
     @property
     def threshold(self) -> float:
