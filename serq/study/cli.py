@@ -91,8 +91,54 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     pl.add_argument("--y", metavar="STAT", help="of a sweep: the statistic (ttft:p99)")
     pl.add_argument("--x", metavar="PARAM", help="of a sweep: the grid parameter on the x axis")
     pl.add_argument("--by", metavar="PARAM", help="of a sweep: one line per value of PARAM")
-    from .capacity_cli import add_capacity
-    add_capacity(sub, common, settings, _executor_options, _positive_int, _policy)
+    add_capacity(sub, common, settings)
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"the start value is {text}: a number above 0")
+    return v
+
+
+def add_capacity(sub: Any, common: Callable, settings: Callable) -> None:
+    """The `capacity` command (run by `serq.study.capacity_cli`)."""
+    c = sub.add_parser("capacity", help="the highest load (or the cheapest configuration) "
+                                        "that meets SLOs, with a 95%% interval")
+    common(c)
+    settings(c)
+    c.add_argument("--vary", metavar="NAME",
+                   help="the --set parameter that carries the load (an arrival rate)")
+    c.add_argument("--slo", action="append", default=[], required=True, metavar="SLO",
+                   help="an objective: ttft:p99<=0.5, tpot:mean<=0.05, ttft<=0.2 for 90%% "
+                        "(repeatable; all must hold)")
+    c.add_argument("--start", type=_positive, metavar="X",
+                   help="the first value tried (default: --load's, else the program's)")
+    c.add_argument("--precision", type=_fraction, default=0.02, metavar="REL",
+                   help="the interval's relative half-width to reach (default 0.02)")
+    c.add_argument("--replications", type=_positive_int, default=4, metavar="R",
+                   help="first replications at a probe (default 4; seeds SEED, SEED+1, …)")
+    c.add_argument("--max-replications", type=_positive_int, default=200, metavar="R",
+                   help="most replications at one probe (default 200)")
+    c.add_argument("--max-runs", type=_positive_int, default=4000, metavar="N",
+                   help="most runs of one configuration's search (default 4000)")
+    c.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
+                   help="configurations: NAME=V1,V2,… or NAME=START:STOP:STEP (repeatable)")
+    c.add_argument("--cost", metavar="EXPR",
+                   help="the cost of a configuration, from its --grid names (replicas*2)")
+    c.add_argument("--load", metavar="NAME=VALUE",
+                   help="the load to carry: the cheapest configuration that does is named")
+    out_option(c)
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument("--plot", metavar="FIG",
+                   help="draw the search (one configuration) or the capacity per "
+                        "configuration (a grid) to FIG (.png, .svg, .pdf)")
+    c.add_argument("--policy", action="append", default=[], type=_policy,
+                   metavar="NAME=module:Class", help="bind a policy class at every probe")
+    _executor_options(c)
 
 
 def handles(args: argparse.Namespace) -> bool:
