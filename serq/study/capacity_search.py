@@ -57,6 +57,9 @@ MAX_ITERATIONS = 24
 #: The two probes around the crossing must be at most this many target
 #: half-widths apart before replications are added for precision.
 LOCAL = 4.0
+#: The pair is never wider than this fraction of the capacity (the statistic
+#: must be close to a line across it), whatever the precision.
+WIDEST = 0.1
 #: The half-width aimed at, as a fraction of the precision target.
 AIM = 0.9
 
@@ -245,11 +248,11 @@ class Search:
             if fit is None:
                 break
             c, unit, a, b = fit
-            window = LOCAL * self.precision * c
+            window = min(LOCAL * self.precision, WIDEST) * c
             if b.overloaded or not math.isfinite(unit) or b.x - a.x > window \
                     or not a.x - window / 2 <= c <= b.x + window / 2:
                 # locate: a pair of probes around the interpolated crossing
-                w = self.precision * c
+                w = min(self.precision, WIDEST / LOCAL) * c
                 pair = [_tidy(max(c - w, a.x + 0.05 * (b.x - a.x))),
                         _tidy(min(c + w, b.x - 0.05 * (b.x - a.x)))]
                 self._ensure([(x, m) for x in pair])
