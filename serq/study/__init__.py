@@ -1,5 +1,6 @@
 """Studies above the runtime: replications, automatic warm-up, precision
-targets, parameter sweeps on local processes or a Dask cluster, plots.
+targets, parameter sweeps and capacity under SLOs on local processes or a
+Dask cluster, plots.
 
 Everything here uses `serq.load`, `serq.run` and the `Report`, as a user's
 script would. Heavy libraries (pandas, pyarrow, matplotlib, distributed,
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ProgramSpec", "StudyReport", "SweepResult", "mser5", "replicate",
-           "replication_seed", "sweep"]
+__all__ = ["CapacityResult", "ProgramSpec", "StudyReport", "SweepResult", "capacity", "mser5",
+           "replicate", "replication_seed", "sweep"]
 
 _WHERE = {
     "ProgramSpec": "spec", "replication_seed": "spec",
     "replicate": "replications", "StudyReport": "report",
     "sweep": "sweeps", "SweepResult": "sweeps", "mser5": "warmup",
+    "capacity": "capacity_run", "CapacityResult": "capacity_report",
 }
 
 

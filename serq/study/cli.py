@@ -34,6 +34,13 @@ def _executor_options(q: argparse.ArgumentParser) -> None:
                    help="deprecated: the same as --no-progress (a warning says so)")
 
 
+def out_option(q: argparse.ArgumentParser) -> None:
+    """`--out DIR`: the results directory of a sweep or a capacity search."""
+    q.add_argument("--out", metavar="DIR",
+                   help="keep every finished run in DIR (created); a rerun computes only what "
+                        "is missing. Without it nothing is written: the summary is printed")
+
+
 def add_run_options(run: argparse.ArgumentParser) -> None:
     """The study options of `run`."""
     run.add_argument("--replications", type=_positive_int, default=1, metavar="R",
@@ -52,7 +59,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
-    """The `sweep`, `summary` and `plot` commands."""
+    """The `sweep`, `summary`, `plot` and `capacity` commands."""
     sw = sub.add_parser("sweep", help="run a program over a grid of --set values")
     common(sw)
     settings(sw)
@@ -60,9 +67,7 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
                     help="NAME=START:STOP:STEP or NAME=V1,V2,… (repeatable)")
     sw.add_argument("--replications", type=_positive_int, default=1, metavar="R",
                     help="runs per grid point, seeds SEED, SEED+1, … (the same at every point)")
-    sw.add_argument("--out", metavar="DIR",
-                    help="keep every finished run in DIR (created); a rerun computes only what "
-                         "is missing. Without it nothing is written: the summary is printed")
+    out_option(sw)
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
@@ -86,11 +91,59 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     pl.add_argument("--y", metavar="STAT", help="of a sweep: the statistic (ttft:p99)")
     pl.add_argument("--x", metavar="PARAM", help="of a sweep: the grid parameter on the x axis")
     pl.add_argument("--by", metavar="PARAM", help="of a sweep: one line per value of PARAM")
+    add_capacity(sub, common, settings)
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"the start value is {text}: a number above 0")
+    return v
+
+
+def add_capacity(sub: Any, common: Callable, settings: Callable) -> None:
+    """The `capacity` command (run by `serq.study.capacity_cli`)."""
+    c = sub.add_parser("capacity", help="the highest load (or the cheapest configuration) "
+                                        "that meets SLOs, with a 95%% interval")
+    common(c)
+    settings(c)
+    c.add_argument("--vary", metavar="NAME",
+                   help="the --set parameter that carries the load (an arrival rate)")
+    c.add_argument("--slo", action="append", default=[], required=True, metavar="SLO",
+                   help="an objective: ttft:p99<=0.5, tpot:mean<=0.05, ttft<=0.2 for 90%% "
+                        "(repeatable; all must hold)")
+    c.add_argument("--start", type=_positive, metavar="X",
+                   help="the first value tried (default: --load's, else the program's)")
+    c.add_argument("--precision", type=_fraction, default=0.02, metavar="REL",
+                   help="the interval's relative half-width to reach (default 0.02)")
+    c.add_argument("--replications", type=_positive_int, default=4, metavar="R",
+                   help="first replications at a probe (default 4; seeds SEED, SEED+1, …)")
+    c.add_argument("--max-replications", type=_positive_int, default=200, metavar="R",
+                   help="most replications at one probe (default 200)")
+    c.add_argument("--max-runs", type=_positive_int, default=4000, metavar="N",
+                   help="most runs of one configuration's search (default 4000)")
+    c.add_argument("--grid", action="append", default=[], metavar="NAME=VALUES",
+                   help="configurations: NAME=V1,V2,… or NAME=START:STOP:STEP (repeatable)")
+    c.add_argument("--cost", metavar="EXPR",
+                   help="the cost of a configuration, from its --grid names (replicas*2)")
+    c.add_argument("--load", metavar="NAME=VALUE",
+                   help="the load to carry: the cheapest configuration that does is named")
+    out_option(c)
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
+    c.add_argument("--plot", metavar="FIG",
+                   help="draw the search (one configuration) or the capacity per "
+                        "configuration (a grid) to FIG (.png, .svg, .pdf)")
+    c.add_argument("--policy", action="append", default=[], type=_policy,
+                   metavar="NAME=module:Class", help="bind a policy class at every probe")
+    _executor_options(c)
 
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot"):
+    if args.command in ("sweep", "summary", "plot", "capacity"):
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -119,6 +172,9 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
             return _summary(args)
         if args.command == "plot":
             return _plot(args, kw)
+        if args.command == "capacity":
+            from .capacity_cli import run_capacity
+            return run_capacity(args, _settings(args, kw), _count_bar(args, "runs", args.json))
         return _run(args, kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -77,9 +77,9 @@ class Store:
         self._write(frame, path)
         return path
 
-    def write_manifest(self, manifest: dict) -> None:
-        """Write `sweep.json`."""
-        path = os.path.join(self.root, "sweep.json")
+    def write_manifest(self, manifest: dict, name: str = "sweep.json") -> None:
+        """Write `sweep.json` (or the manifest file `name`)."""
+        path = os.path.join(self.root, name)
         tmp = f"{path}.tmp{os.getpid()}"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1)

@@ -79,8 +79,10 @@ class Outcome:
     warmup: Optional[float] = None
 
 
-def run_outcome(spec: ProgramSpec, seed: int) -> Outcome:
-    """Run `spec` with `seed`; a load or run error becomes `Outcome.error`."""
+def run_outcome(spec: ProgramSpec, seed: int, slos: Optional[tuple] = None) -> Outcome:
+    """Run `spec` with `seed`; a load or run error becomes `Outcome.error`.
+    With `slos` (`serq.study.slo.SLO`s) the rows end with their statistics,
+    goodput and throughput (`serq.study.slo.slo_rows`)."""
     from serq.errors import SerqError, UsageError
     from .stats import report_rows
     key = spec.key(seed)
@@ -94,8 +96,14 @@ def run_outcome(spec: ProgramSpec, seed: int) -> Outcome:
     if stuck:
         return Outcome(key, seed, error="the run ended with stuck sessions in pool "
                                         + ", ".join(stuck))
-    return Outcome(key, seed, rows=report_rows(report) + [settle_row(report)],
-                   warmup=report.warmup)
+    rows = report_rows(report) + [settle_row(report)]
+    if slos:
+        from .slo import slo_rows
+        try:
+            rows += slo_rows(report, slos)
+        except ValueError as exc:
+            return Outcome(key, seed, error=str(exc))
+    return Outcome(key, seed, rows=rows, warmup=report.warmup)
 
 
 def settle_row(report: Any) -> tuple[str, str, str, float]:

@@ -1,0 +1,44 @@
+"""Slow statistical check of the capacity search
+(`pytest -m slow tests/test_capacity_slow.py`; scripts/capacity_check.py
+prints the same figures).
+
+M/M/1 (mu = 1, FCFS): the response time is exponential with rate 1 − lam
+(Kleinrock, Queueing Systems Vol. 1, 1975, §3.2), so "p99 ≤ X" holds
+exactly for lam ≤ lam* = 1 − ln(100)/X; X = 2 ln 100 gives lam* = 0.5.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import statistics
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEARCHES = 100
+
+
+def _check_module():
+    spec = importlib.util.spec_from_file_location(
+        "capacity_check", os.path.join(ROOT, "scripts", "capacity_check.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_capacity_intervals_cover_mm1_and_beat_a_uniform_grid():
+    """100 independent searches (base seeds 1 + 1000 j, horizon 16 000, so
+    about 8 000 requests a run and a p99 bias of about −0.13 %): the 95 %
+    interval covers lam* in at least 93; the median relative half-width is
+    at most 2 %; the median search uses at most a third of the events of a
+    uniform replicated grid of the same interval width."""
+    check = _check_module()
+    with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        rows = list(pool.map(check.one, range(SEARCHES)))
+    print(check.summary(rows))
+    covered = sum(r["low"] <= check.LAM_STAR <= r["high"] for r in rows)
+    assert covered >= 93, covered
+    assert statistics.median(r["rel"] for r in rows) <= 0.02
+    assert statistics.median(r["events"] / r["grid_events"] for r in rows) <= 1 / 3
