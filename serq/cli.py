@@ -73,6 +73,14 @@ def _count(text: str) -> int:
     return v
 
 
+def _percentiles(text: str) -> tuple[float, ...]:
+    from .stats.summary import parse_percentiles
+    try:
+        return parse_percentiles(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     if not eq or not name.strip():
@@ -123,6 +131,9 @@ def _parser() -> _Parser:
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
+    run.add_argument("--percentiles", type=_percentiles, metavar="Q,Q,…",
+                     help="the percentiles of every observation and client series "
+                          "(default 50,90,95,99; p99 is always reported)")
     run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "
@@ -300,6 +311,8 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
 
 
 def _write_report(args: argparse.Namespace, report: Any, stop: Any = None) -> None:
+    if getattr(args, "percentiles", None):
+        report.percentiles = args.percentiles
     if args.dump:
         from .report.dump import write_dump
         try:

@@ -13,13 +13,17 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from ..stats.summary import Summary
+from ..stats.summary import Summary, percentile_key
 from .json_report import number_text
 from .model import CLAIM_KINDS, ClaimRow, Report
 from .numbers import mean_cells, share, sig
 from .trust import findings
 
-_SUMMARY_HEADER = ("count", "mean", "95% CI", "cv2", "p99")
+def summary_header(percentiles: Sequence[float]) -> tuple[str, ...]:
+    """The columns of an observe or client table: count, mean, interval, cv2
+    and the percentiles (p99 always)."""
+    qs = sorted(set(percentiles) | {99.0})
+    return ("count", "mean", "95% CI", "cv2") + tuple(percentile_key(q) for q in qs)
 
 
 def fixed(x: float, digits: int) -> str:
@@ -49,9 +53,14 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], left: bool = Fal
     return ["", line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def _summary_cells(name: str, s: Summary) -> list[str]:
-    mean, ci, p99 = mean_cells(s.mean, s.ci, s.p99)
-    return [name, str(s.count), mean, ci, sig(s.cv2, 3), p99]
+def summary_cells(name: str, s: Summary) -> list[str]:
+    """A table row of `summary_header(q for q, _ in s.percentiles)`: the
+    percentiles share the mean's decimals."""
+    values = dict(s.percentiles)
+    values[99.0] = s.p99
+    mean, ci, *ranks = mean_cells(s.mean, s.ci, *(values[q] for q in sorted(values)))
+    return [name, str(s.count), mean, ci, sig(s.cv2, 3)] + ranks
+
 
 
 def _iterations(n: int) -> str:
@@ -88,8 +97,8 @@ def _run_line(r: Report) -> str:
 def _observes(r: Report) -> list[str]:
     if not r.observes:
         return []
-    rows = [_summary_cells(n, s) for n, s in r.observe_summaries().items()]
-    lines = table(("observe",) + _SUMMARY_HEADER, rows)
+    rows = [summary_cells(n, s) for n, s in r.observe_summaries().items()]
+    lines = table(("observe",) + summary_header(r.percentiles), rows)
     for name, series in r.observes.items():
         if series.never_held():
             lines.append(f"note: observe {name} is constant 0 over {len(series.values)} samples")
@@ -99,8 +108,11 @@ def _observes(r: Report) -> list[str]:
 def _client(r: Report) -> list[str]:
     if not r.has_client_samples():
         return []
-    rows = [_summary_cells(n, s) for n, s in r.client_summaries().items()]
-    return table(("client",) + _SUMMARY_HEADER, rows)
+    rows = [summary_cells(n, s) for n, s in r.client_summaries().items()]
+    t = r.throughput
+    return table(("client",) + summary_header(r.percentiles), rows) + [
+        f"throughput: {sig(t.requests)} requests, {sig(t.input_tokens)} input tokens, "
+        f"{sig(t.output_tokens)} output tokens per time unit"]
 
 
 def _gauges(r: Report) -> list[str]:
@@ -121,9 +133,10 @@ def _stages(r: Report) -> list[str]:
     if not r.stages:
         return []
     rows = [[s.label, sig(s.mean_number), share(s.utilization), str(s.completed),
-             sig(s.throughput), sig(s.mean_wait), sig(s.mean_service),
-             str(s.iterations)] for s in r.stages]
-    return table(("stage", "number", "util", "done", "thru", "wait", "service", "iters"), rows)
+             sig(s.throughput), sig(s.request_throughput), sig(s.mean_wait),
+             sig(s.mean_service), str(s.iterations)] for s in r.stages]
+    return table(("stage", "number", "util", "jobs", "jobs/t", "requests/t", "wait", "service",
+                  "iters"), rows)
 
 
 def _step(r: Report) -> list[str]:

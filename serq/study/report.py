@@ -157,7 +157,8 @@ class StudyReport:
     def text(self) -> str:
         """The text report: settings, warm-up, precision, the across-replication
         table, the pooled batch-means table."""
-        from serq.report.text_report import _summary_cells, fixed, table
+        from serq.report.text_report import fixed, summary_cells, summary_header, table
+        from serq.stats.summary import PERCENTILES
         first = self.reports[0]
         lines = [f"study: {self.replications} replications, seeds {self.seeds[0]}…"
                  f"{self.seeds[-1]} (base seed + i), horizon {first.horizon:g}, "
@@ -175,9 +176,9 @@ class StudyReport:
                         f"{100 * self.confidence:g}% t", "n"], rows)
         lines.append("")
         lines.append("pooled samples (batch means over all replications)")
-        prow = [_summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
+        prow = [summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
                 for n, s in group.items() if s.count]
-        lines += table(["series", "count", "mean", "95% CI", "cv2", "p99"], prow)
+        lines += table(("series",) + summary_header(PERCENTILES), prow)
         return "\n".join(lines) + "\n"
 
     def to_pandas(self, section: Optional[str] = None):
