@@ -5,8 +5,10 @@
 >>> report = serq.run(program, seed=1, horizon=1000)
 >>> report.observe("response").mean
 
-Studies: `serq.replicate(path, replications=10)` and `serq.sweep(path,
-grid={"lam": "0.5:0.9:0.1"})` (serq.study, docs/guide/studies.md).
+Studies: `serq.replicate(path, replications=10)`, `serq.sweep(path,
+grid={"lam": "0.5:0.9:0.1"})` (serq.study, docs/guide/studies.md) and
+`serq.compare(a, b)`, paired replications with common random numbers
+(docs/policies.md).
 
 Policies: subclass a resource class of `serq.policies` and bind it by name,
 `serq.run(program, policies={"engine": MyEngine})` (docs/policies.md).
@@ -21,18 +23,20 @@ from .api import compile, load, run  # noqa: E402
 
 if TYPE_CHECKING:  # for type checkers and the API reference; imported lazily below
     from .report.model import Report
-    from .study import replicate, sweep
+    from .study import compare, replicate, sweep
 
-__all__ = ["Report", "compile", "load", "replicate", "run", "sweep", "__version__"]
+__all__ = ["Report", "compare", "compile", "load", "replicate", "run", "sweep",
+           "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     """`serq.Report` (the report needs numpy; `serq-simpy check` does not)
-    and `serq.replicate`, `serq.sweep` (serq.study), imported on first use."""
+    and `serq.replicate`, `serq.sweep`, `serq.compare` (serq.study), imported on
+    first use."""
     if name == "Report":
         from .report.model import Report
         return Report
-    if name in ("replicate", "sweep"):
+    if name in ("replicate", "sweep", "compare"):
         from . import study
         return getattr(study, name)
     raise AttributeError(f"module 'serq' has no attribute {name!r}")

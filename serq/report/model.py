@@ -125,6 +125,11 @@ class Series:
         """Nearest-rank 99th percentile."""
         return self.summary().p99
 
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Series {self.name or '?'}: {s.count} samples, mean {s.mean:.6g}, "
+                f"p50 {s.p50:.6g}, p99 {s.p99:.6g} (.values, .times, .sessions, .turns)>")
+
     def never_held(self) -> bool:
         """A test series that is 0 over at least 40 samples (the text report's note, §2)."""
         return (self.is_test and len(self.values) >= 40
@@ -142,6 +147,10 @@ class GaugeRow:
     #: `(time, value)` change points from time 0, warm-up included (`--dump`).
     points: list[tuple[float, float]] = field(default_factory=list)
     name: str = ""
+
+    def __repr__(self) -> str:
+        return (f"<GaugeRow {self.name or '?'}: mean {self.mean:.6g} ±{self.ci:.3g}, "
+                f"min {self.min:.6g}, max {self.max:.6g}, {len(self.points)} change points>")
 
     @property
     def times(self) -> list[float]:
@@ -356,6 +365,21 @@ class Report:
         """The JSON report `serq-simpy run --json` prints (pyserq's `Report.json()`)."""
         from .json_report import to_json
         return to_json(self)
+
+    def text(self) -> str:
+        """The text report `serq-simpy run` prints."""
+        from .text_report import to_text
+        return to_text(self)
+
+    def __repr__(self) -> str:
+        """A few lines of statistics (never the samples): see `text()`."""
+        from .html import report_repr
+        return report_repr(self)
+
+    def _repr_html_(self) -> str:
+        """The report's tables as HTML (what a notebook shows)."""
+        from .html import report_html
+        return report_html(self)
 
     def to_pandas(self, section: Optional[str] = None):
         """Tidy pandas frames of the report, one per section: `observations`,

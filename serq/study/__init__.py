@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ProgramSpec", "StudyReport", "SweepResult", "mser5", "replicate",
-           "replication_seed", "sweep"]
+__all__ = ["Comparison", "ProgramSpec", "StudyReport", "SweepResult", "compare", "mser5",
+           "replicate", "replication_seed", "sweep"]
 
 _WHERE = {
     "ProgramSpec": "spec", "replication_seed": "spec",
     "replicate": "replications", "StudyReport": "report",
     "sweep": "sweeps", "SweepResult": "sweeps", "mser5": "warmup",
+    "compare": "comparison", "Comparison": "comparison",
 }
 
 

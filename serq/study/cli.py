@@ -90,7 +90,7 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot"):
+    if args.command in ("sweep", "summary", "plot", "compare"):
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -119,6 +119,9 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
             return _summary(args)
         if args.command == "plot":
             return _plot(args, kw)
+        if args.command == "compare":
+            from .compare_cli import execute as compare
+            return compare(args, inputs)
         return _run(args, kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
