@@ -142,6 +142,12 @@ def reference_view(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def reference_json(report: Report) -> str:
+    """`to_json` of the report without serq-simpy's additions (`reference_view`):
+    byte for byte the JSON report as it was before them."""
+    return dumps(reference_view(to_dict(report)))
+
+
 def serq_simpy_block() -> dict[str, Any]:
     """serq-simpy's own top-level object, written after `pools` (§9.7)."""
     return {"implementation": "serq-simpy", "version": package_version(),

@@ -90,6 +90,21 @@ class Series:
             self._cache = (key, summarize(self.values, percentiles))
         return self._cache[1]
 
+    @property
+    def p50(self) -> float:
+        """Nearest-rank median."""
+        return self.summary().p50
+
+    @property
+    def p90(self) -> float:
+        """Nearest-rank 90th percentile."""
+        return self.summary().p90
+
+    @property
+    def p95(self) -> float:
+        """Nearest-rank 95th percentile."""
+        return self.summary().p95
+
     def percentile(self, q: float) -> float:
         """The nearest-rank `q`-th percentile of the values (`q` in (0, 100])."""
         from ..stats.summary import nearest_rank
@@ -209,7 +224,7 @@ class StageRow:
     #: here after warm-up (each counted once: a step engine's prefill and
     #: decode of one request are two jobs, `completed`), and per time unit.
     requests: int = 0
-    request_throughput: float = 0.0
+    request_throughput: float = NAN
 
     @property
     def label(self) -> str:
@@ -294,8 +309,10 @@ class Report:
     @property
     def throughput(self) -> Throughput:
         """Requests, input (prompt) and output tokens per time unit over the
-        measured span (`end − warmup`)."""
-        return throughput(self.request_log or RequestLog(), self.end - self.warmup)
+        measured span (`end − warmup`); the tokens are NaN for a report made
+        without the run's request log."""
+        requests = len(self.client.get("response", Series()).values)
+        return throughput(requests, self.request_log, self.end - self.warmup)
 
     def observe_summaries(self) -> dict[str, Summary]:
         """Name → summary of every observation, in report order."""

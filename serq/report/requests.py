@@ -150,13 +150,15 @@ class Throughput:
         return self.input_tokens + self.output_tokens
 
 
-def throughput(log: RequestLog, span: float) -> Throughput:
-    """`Throughput` of the requests in `log` over `span` (NaN when `span` ≤ 0)."""
+def throughput(requests: int, log: Optional[RequestLog], span: float) -> Throughput:
+    """`Throughput` of `requests` ended requests, whose tokens `log` holds
+    (None: unknown, NaN), over `span` (all NaN when `span` ≤ 0)."""
     if not span > 0 or not math.isfinite(span):
         return Throughput(NAN, NAN, NAN)
-    prompt = math.fsum(log.prompt)
-    output = math.fsum(log.output)
-    return Throughput(len(log) / span, prompt / span, output / span)
+    if log is None:
+        return Throughput(requests / span, NAN, NAN)
+    return Throughput(requests / span, math.fsum(log.prompt) / span,
+                      math.fsum(log.output) / span)
 
 
 def optional_table(response: Any, log: Optional[RequestLog]) -> RequestTable:
