@@ -121,7 +121,9 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
             return _plot(args, kw)
         if args.command == "compare":
             from .compare_cli import execute as compare
-            return compare(args, inputs)
+            text, status = compare(args, inputs)
+            write_stdout(text)
+            return status
         return _run(args, kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from ..cli_guard import write_stdout
-
 
 def add_command(sub: Any, settings: Callable, assignment: Callable, policy: Callable,
                 count: Callable) -> None:
@@ -43,8 +41,9 @@ def add_command(sub: Any, settings: Callable, assignment: Callable, policy: Call
     c.add_argument("--quiet", action="store_true", help="no progress indicator")
 
 
-def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
-    """Run the comparison and print it; exit status 0 (1 if a run ended stuck)."""
+def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> tuple[str, int]:
+    """Run the comparison; what to print and the exit status (0, or 1 if a
+    run ended stuck)."""
     from .comparison import compare
     from .progress import CountBar, wanted
     sets = dict(args.sets)
@@ -62,7 +61,6 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
             bar.close()
     if args.plot:
         result.plot(path=args.plot)
-    write_stdout(result.json() + "\n" if args.json else result.text(every=args.all))
     stuck = any(p.stuck for side in (result.a, result.b) for r in side.reports
                 for p in r.pools)
-    return 1 if stuck else 0
+    return (result.json() + "\n" if args.json else result.text(every=args.all)), int(stuck)
