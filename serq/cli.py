@@ -143,8 +143,7 @@ def _parser() -> _Parser:
     from .study import cli as study_cli
     study_cli.add_run_options(run)
     study_cli.add_commands(sub, common, settings)
-    from .study import compare_cli
-    compare_cli.add_command(sub, settings, _assignment, _policy, _count)
+    study_cli.add_compare(sub, settings, _assignment, _policy, _count)
     check = sub.add_parser("check", help="parse, link and validate; print a summary")
     check.add_argument("--kernel", action="store_true",
                        help="print the program after the rewrites (queues, calls, "
