@@ -73,6 +73,14 @@ def _count(text: str) -> int:
     return v
 
 
+def _percentiles(text: str) -> tuple[float, ...]:
+    from .stats.summary import parse_percentiles
+    try:
+        return parse_percentiles(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     if not eq or not name.strip():
@@ -127,6 +135,9 @@ def _parser() -> _Parser:
     run.add_argument("--dump", metavar="DIR",
                      help="also write the samples as CSV files into DIR (created; the files "
                           "written are named on standard error)")
+    run.add_argument("--percentiles", type=_percentiles, metavar="Q,Q,…",
+                     help="the percentiles of every observation and client series "
+                          "(default 50,90,95,99; p99 is always reported)")
     run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "
@@ -136,6 +147,7 @@ def _parser() -> _Parser:
     from .study import cli as study_cli
     study_cli.add_run_options(run)
     study_cli.add_commands(sub, common, settings)
+    study_cli.add_compare(sub, settings, _assignment, _policy, _count)
     check = sub.add_parser("check", help="parse, link and validate; print a summary")
     check.add_argument("--kernel", action="store_true",
                        help="print the program after the rewrites (queues, calls, "
@@ -308,6 +320,8 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
 
 
 def _write_report(args: argparse.Namespace, report: Any, stop: Any = None) -> None:
+    if getattr(args, "percentiles", None):
+        report.percentiles = args.percentiles
     if args.dump:
         from .report.dump import write_dump
         try:

@@ -112,6 +112,8 @@ def test_report_and_cli_json_agree_key_for_key(report, cli_json):
                 _row(row_json, row, f"{key}[{k}]")
         elif key == "serq_simpy":
             assert attr == value
+        elif key == "throughput":  # issue 25: an object of three rates
+            _row(value, attr, key)
         elif key == "serq_version":
             assert attr == value == serq.__version__
         else:
@@ -167,7 +169,8 @@ def test_to_pandas_one_tidy_frame_per_section(report):
     frames = report.to_pandas()
     assert list(frames) == list(SECTIONS)
     obs = frames["observations"]
-    assert list(obs.columns) == ["series", "name", "count", "mean", "ci", "cv2", "p99"]
+    assert list(obs.columns) == ["series", "name", "count", "mean", "ci", "cv2", "p99",
+                                 "p50", "p90", "p95"]  # (issue 25: the percentiles)
     row = obs[(obs.series == "observe") & (obs.name == "ttft")].iloc[0]
     assert row["count"] == report.observe("ttft").count
     assert row["mean"] == report.observe("ttft").mean

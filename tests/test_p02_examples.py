@@ -510,7 +510,8 @@ def test_p02_3_5_none_still_runs_to_horizon():
     assert rep.arrivals == 0 and rep.end == 10  # §3.5: the run still advances to the horizon
     assert rep.observes["at"].values == []
     assert to_dict(rep)["observes"]["at"] == {"count": 0, "mean": None, "ci": None, "cv2": None,
-                                              "p99": None}  # Part 06 §2: series still reported
+                                              "p99": None,  # Part 06 §2: series still reported
+                                              "p50": None, "p90": None, "p95": None}  # issue 25
 
 
 @pytest.mark.parametrize("body", [

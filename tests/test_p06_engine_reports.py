@@ -29,7 +29,7 @@ import textwrap
 
 import pytest
 
-from serq.report.json_report import to_dict
+from serq.report.json_report import reference_view, to_dict
 
 from e2e_util import assert_close, run
 from test_p06_statistics import S10_TEXT
@@ -136,7 +136,11 @@ W2_CLIENT = json.loads(
 
 def test_p06_w2_client_json():
     rep = run(W2)
-    assert_json(to_dict(rep)["client"], W2_CLIENT)  # §4 W-2 expected `client`
+    # §4 W-2 expected `client`: the reference's keys, exactly
+    assert_json(reference_view(to_dict(rep))["client"], W2_CLIENT)
+    # issue 25: serq-simpy's percentiles beside them (nearest rank of ttft {1, 2, 3})
+    assert {k: to_dict(rep)["client"]["ttft"][k] for k in ("p50", "p90", "p95")} == {
+        "p50": 2, "p90": 3, "p95": 3}
 
 
 def test_p06_w2_client_samples():
@@ -171,7 +175,7 @@ def test_p06_w2_client_with_warmup_2_5():
     assert_series(rep, "ttft", [(2, 3, 3)], client=True)
     assert_series(rep, "tpot", [(1, 4, 2), (2, 5, 1)], client=True)
     assert_series(rep, "response", [(1, 4, 4), (2, 5, 5)], client=True)
-    c = to_dict(rep)["client"]
+    c = reference_view(to_dict(rep))["client"]  # (the reference's keys)
     # summaries of those samples (§3; verified 0.1.5 with warm-up 2.5)
     assert_json(c, json.loads(
         '{"ttft":{"count":1,"mean":3,"ci":null,"cv2":null,"p99":3},'
@@ -360,7 +364,8 @@ def test_p06_w5_aggregates_include_warmup():
     # §8.4: with warm-up 50 no `done` sample survives in the observes …
     assert len(rep.observes["done"].values) == 0
     assert to_dict(rep)["observes"]["done"] == {"count": 0, "mean": None, "ci": None,
-                                                "cv2": None, "p99": None}  # §2: count 0, others null
+                                                "cv2": None, "p99": None, "p50": None,
+                                                "p90": None, "p95": None}  # §2: count 0, others null
     # … but the aggregates include warm-up: the claim holds
     assert_json(claim_dicts(rep)[-1], {"name": "agg", "kind": "at_end", "result": "holds",
                                        "checked": 1, "failures": 0, "first": None, "note": None})
@@ -444,8 +449,10 @@ def _complete_expected():
 
 def _strip_uncompared(d):
     """The report without serq_version/events (not compared, §9.1) and the
-    serq_simpy object (§9.7), which must come last."""
-    d = dict(d)
+    serq_simpy object (§9.7), which must come last; and without serq-simpy's
+    additions of issue 25 (`reference_view`: the reference's keys remain)."""
+    assert list(d)[-2:] == ["throughput", "serq_simpy"]
+    d = reference_view(d)
     keys = list(d)
     assert keys[-1] == "serq_simpy", f"§9.7: serq_simpy must follow pools; keys {keys}"
     del d["serq_simpy"]

@@ -192,15 +192,17 @@ def test_p06_10_text_report_w1(tmp_path):
     # numbers with the significant digits their magnitude needs (issue 13):
     # a mean without an interval gets 4 digits and `–` for the interval, the
     # row's p99 its decimals; then the warning that 2 samples give no interval
+    # (issue 25: the percentiles p50, p90, p95 beside p99 -- nearest rank of
+    # {2, 4}: 2, 4, 4 -- and the stage's jobs and requests per time unit)
     expected = [
         "",
-        "observe   count   mean  95% CI    cv2    p99",
-        "--------  -----  -----  ------  -----  -----",
-        "response      2  3.000       –  0.222  4.000",
+        "observe   count   mean  95% CI    cv2    p50    p90    p95    p99",
+        "--------  -----  -----  ------  -----  -----  -----  -----  -----",
+        "response      2  3.000       –  0.222  2.000  4.000  4.000  4.000",
         "",
-        "stage  number   util  done  thru  wait  service  iters",
-        "-----  ------  -----  ----  ----  ----  -------  -----",
-        "svc       0.6  0.400     2   0.2     1        2      0",
+        "stage  number   util  jobs  jobs/t  requests/t  wait  service  iters",
+        "-----  ------  -----  ----  ------  ----------  ----  -------  -----",
+        "svc       0.6  0.400     2     0.2         0.2     1        2      0",
         "",
         "warning: too few samples after the warm-up for an interval (it needs 40): "
         "observe `response` (2); run longer",
@@ -243,10 +245,14 @@ def test_p06_9_1_json_key_order(tmp_path):
     assert out.stdout.count("\n") == 1 and out.stdout.endswith("\n")  # §9: one line
     d = json.loads(out.stdout)
     keys = list(d)
-    # §9.1 (no claims: the key is absent); §9.7: serq_simpy after pools
-    assert keys == TOP_KEYS + ["serq_simpy"]
-    assert list(d["stages"][0]) == STAGE_KEYS  # §9.4 row order
-    assert list(d["observes"]["response"]) == ["count", "mean", "ci", "cv2", "p99"]  # §9.2
+    # §9.1 (no claims: the key is absent); §9.7: serq_simpy after pools; issue 25:
+    # throughput (serq-simpy's) after the reference's keys
+    assert keys == TOP_KEYS + ["throughput", "serq_simpy"]
+    # §9.4 row order, then serq-simpy's request counts (issue 25)
+    assert list(d["stages"][0]) == STAGE_KEYS + ["requests", "request_throughput"]
+    # §9.2, then serq-simpy's percentiles (issue 25)
+    assert list(d["observes"]["response"]) == ["count", "mean", "ci", "cv2", "p99",
+                                               "p50", "p90", "p95"]
     assert d["horizon"] == 100 and isinstance(d["seed"], int)  # §9.1
     assert d["observes"]["response"]["mean"] == 23  # §3.3
     # §9: an integral double is written without a fraction (`2000`, not `2000.0`)
@@ -573,11 +579,14 @@ def test_p06_10_client_section_text(tmp_path):
     assert out.returncode == 0, out.stderr
     # §10: client table, always the three rows ttft, tpot, response (§4: response 2, 4)
     lines = out.stdout.split("\n")
-    i = lines.index("client    count   mean  95% CI    cv2    p99")
-    assert lines[i + 1] == "--------  -----  -----  ------  -----  -----"
-    assert lines[i + 2] == "ttft          0      –       –      –      –"  # undefined: `–`
-    assert lines[i + 3] == "tpot          0      –       –      –      –"
-    assert lines[i + 4] == "response      2  3.000       –  0.222  4.000"
+    # (issue 25: p50, p90, p95 beside p99; the throughput line after the table)
+    i = lines.index("client    count   mean  95% CI    cv2    p50    p90    p95    p99")
+    assert lines[i + 1] == "--------  -----  -----  ------  -----  -----  -----  -----  -----"
+    assert lines[i + 2] == "ttft          0      –       –      –      –      –      –      –"
+    assert lines[i + 3] == "tpot          0      –       –      –      –      –      –      –"
+    assert lines[i + 4] == "response      2  3.000       –  0.222  2.000  4.000  4.000  4.000"
+    assert lines[i + 5] == ("throughput: 0.2 requests, 0 input tokens, 0 output tokens "
+                            "per time unit")
     # §10: gauges table for jobs = queue(svc): (0,2) (2,1) (4,0) over [0, 10] → mean 0.6
     assert any(ln.startswith("jobs") and " 0.6" in ln for ln in lines)
 

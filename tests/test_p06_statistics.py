@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 import math
 
+from array import array
+
 import pytest
 
 from serq.report import (ClaimRow, GaugeRow, PoolRow, Report, Series, StageRow, to_dict,
                          to_json, to_text, write_dump)
-from serq.report.json_report import number_text
+from serq.report.json_report import number_text, reference_json
+from serq.report.requests import RequestLog
 from serq.stats.gauges import GaugeTrace, LogHistogram
 from serq.stats.summary import BATCHES, MIN_SAMPLES, T95, summarize
 
@@ -66,7 +69,10 @@ def test_p06_w1_json_summary():
     # §3.3: the object pyserq 0.1.3 and 0.1.5 both report
     expected = ('"response":{"count":45,"mean":23,"ci":5.537557494058189,'
                 '"cv2":0.32608695652173914,"p99":45}')
-    assert expected in to_json(r)
+    assert expected in reference_json(r)  # the reference's keys, byte for byte
+    # issue 25: serq-simpy's percentiles after them (nearest rank of 1 … 45:
+    # ⌈0.5·45⌉ = 23, ⌈0.9·45⌉ = 41, ⌈0.95·45⌉ = 43)
+    assert expected[:-1] + ',"p50":23,"p90":41,"p95":43}' in to_json(r)
 
 
 def test_p06_p99_1000_samples():
@@ -240,7 +246,9 @@ def s96_report() -> Report:
 
 
 def test_p06_s96_json_report():
-    text = to_json(s96_report())
+    full = json.loads(to_json(s96_report()))
+    assert list(full)[-2:] == ["throughput", "serq_simpy"]  # issue 25's object, then §9.7's
+    text = reference_json(s96_report())  # the reference's keys, byte for byte
     assert "\n" not in text and ": " not in text and ", " not in text
     assert text.startswith(S96_JSON[:-1] + ",")  # every key and value, in order (§9.6)
     got = json.loads(text)
@@ -284,15 +292,16 @@ def test_p06_json_numbers(x, text):
 S10_TEXT = """\
 run: horizon 100 end 100 warmup 0 seed 1 events 7 arrivals 3 ended 3 turns 0 mean live 0.190
 
-observe  count   mean  95% CI      cv2    p99
--------  -----  -----  ------  -------  -----
-done         3  6.333       –  0.00831  7.000
+observe  count   mean  95% CI      cv2    p50    p90    p95    p99
+-------  -----  -----  ------  -------  -----  -----  -----  -----
+done         3  6.333       –  0.00831  6.000  7.000  7.000  7.000
 
-client    count   mean  95% CI      cv2    p99
---------  -----  -----  ------  -------  -----
-ttft          3  2.333       –    0.429  4.000
-tpot          3  1.333       –   0.0625  1.667
-response      3  6.333       –  0.00831  7.000
+client    count   mean  95% CI      cv2    p50    p90    p95    p99
+--------  -----  -----  ------  -------  -----  -----  -----  -----
+ttft          3  2.333       –    0.429  2.000  4.000  4.000  4.000
+tpot          3  1.333       –   0.0625  1.333  1.667  1.667  1.667
+response      3  6.333       –  0.00831  6.000  7.000  7.000  7.000
+throughput: 0.03 requests, 0.28 input tokens, 0.12 output tokens per time unit
 
 claim        kind             result
 -----------  ---------------  -------------------------------------
@@ -303,9 +312,9 @@ never        some iteration   not witnessed (7 iterations)
 all_done     at end           holds
 small_only   every iteration  out of scope: session 2 fails `given`
 
-stage  number   util  done  thru  wait  service  iters
------  ------  -----  ----  ----  ----  -------  -----
-E        0.19  0.070     6  0.06     0    3.167      7
+stage  number   util  jobs  jobs/t  requests/t  wait  service  iters
+-----  ------  -----  ----  ------  ----------  ----  -------  -----
+E        0.19  0.070     6    0.06        0.03     0    3.167      7
 
 step  prefill only  decode only  mixed   idle  decodes  decode batch  decode step  itl p50  itl p99
 ----  ------------  -----------  -----  -----  -------  ------------  -----------  -------  -------
@@ -314,7 +323,10 @@ E            0.030        0.030  0.010  0.930     0.09          2.25            
 warning: too few samples after the warm-up for an interval (it needs 40): observe `done` (3), \
 client `ttft` (3), client `tpot` (3), client `response` (3); run longer
 """  # §10's example (W-4/W-5's program): §10's layout and values, the numbers
-# written with significant digits, `–` for no interval and the warnings (issue 13)
+# written with significant digits, `–` for no interval and the warnings (issue 13);
+# issue 25 adds p50/p90/p95 (nearest rank of the same samples), the throughput
+# line (3 requests over 100; W-4's prompts 8, 8, 12 and 1 + 3 output tokens each)
+# and the stage's jobs and requests per time unit (6 jobs, 3 requests)
 
 
 def s10_report() -> Report:
@@ -337,7 +349,12 @@ def s10_report() -> Report:
                          mean_wait=0.0, mean_service=3.166666666666667, iterations=7,
                          prefill_only=0.03, decode_only=0.03, mixed=0.01, mean_decodes=0.09,
                          mean_decode_batch=2.25, mean_decode_step=1.0,
-                         mean_itl=1.3333333333333333, itl_p50=1.0, itl_p99=3.0)],  # §6.3
+                         mean_itl=1.3333333333333333, itl_p50=1.0, itl_p99=3.0,  # §6.3
+                         requests=3, request_throughput=0.03)],
+        # W-4's requests (issue 25): prompts 8 + 4·big, decode (3) after the prefill's token
+        request_log=RequestLog(arrival=array("d", [0, 0, 0]), prompt=array("d", [8, 8, 12]),
+                               output=array("d", [4, 4, 4]), ttft=array("d", [1, 2, 4]),
+                               tpot=array("d", [5 / 3, 4 / 3, 1])),
     )
 
 

@@ -122,7 +122,8 @@ def test_every_dump_header_is_documented(reports, page, tmp_path):
     for number, report in enumerate(reports):
         write_dump(report, tmp_path / str(number))
     headers = {p.read_text().splitlines()[0] for p in tmp_path.rglob("*.csv")}
-    assert headers == {"time,session,turn,value", "time,value"}
+    assert headers == {"time,session,turn,value", "time,value",
+                       "session,turn,arrival,end,prompt_tokens,output_tokens,ttft,tpot,e2e"}
     assert all(named(page, h) for h in headers)
 
 

@@ -1,12 +1,15 @@
-"""Run one program under the built-in policy and under a user policy, with
-the same seed (common random numbers), and compare metrics with their 95 %
-confidence intervals. Shared by the three examples of this directory.
+"""Compare a program under its built-in policy (A) and under a user policy
+(B) with `serq.compare`: paired replications with the same seeds on both
+sides (common random numbers), and each metric's difference B − A with a
+95 % paired Student-t interval. Shared by the three examples of this
+directory.
 
     from compare import compare, print_comparison
-    rows = compare("prog.sq", {"reqs": MyPool}, ["ttft"], seed=1)
+    rows = compare("prog.sq", {"reqs": MyPool}, ["ttft"], replications=10)
 """
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
@@ -18,24 +21,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 @dataclass
 class Row:
-    """One metric under both policies: mean and 95 % half-width of each."""
+    """One metric's statistic (mean or p99) under both policies."""
 
     metric: str
-    builtin_mean: float
-    builtin_ci: float
-    policy_mean: float
-    policy_ci: float
-
-    @property
-    def effect(self) -> float:
-        """policy mean − built-in mean."""
-        return self.policy_mean - self.builtin_mean
-
-    @property
-    def separated(self) -> bool:
-        """Whether the two 95 % intervals do not overlap."""
-        return (self.policy_mean + self.policy_ci < self.builtin_mean - self.builtin_ci
-                or self.builtin_mean + self.builtin_ci < self.policy_mean - self.policy_ci)
+    statistic: str
+    builtin: float
+    policy: float
+    diff: float
+    half_width: float
+    significant: bool
 
 
 def program_path(name: str) -> str:
@@ -43,26 +37,34 @@ def program_path(name: str) -> str:
     return os.path.join(HERE, name)
 
 
+def policy_text(cls: type) -> str:
+    """`FILE:Class` for a policy class defined in a file (what `--policy`
+    takes; it loads in worker processes too, even from a script's `__main__`)."""
+    return f"{inspect.getfile(cls)}:{cls.__qualname__}"
+
+
 def compare(program: str, policies: Mapping[str, Any], metrics: Sequence[str], *,
-            seed: int = 1, sets: Optional[Mapping[str, Any]] = None,
-            **settings: Any) -> list[Row]:
-    """Run `program` twice with `seed` (built-in, then `policies`) and
-    compare the observations `metrics`; `settings` go to `serq.run`."""
-    prog = serq.load(program, sets=dict(sets or {}))
-    base = serq.run(prog, seed=seed, **settings)
-    user = serq.run(prog, seed=seed, policies=policies, **settings)
+            replications: int = 10, seed: int = 1, sets: Optional[Mapping[str, Any]] = None,
+            statistics: Sequence[str] = ("mean", "p99"), **settings: Any) -> list[Row]:
+    """Run `program` `replications` times under the built-in policies and
+    under `policies` with the same seeds; a row per observation of `metrics`
+    and statistic of `statistics`. `settings` go to `serq.compare`."""
+    result = serq.compare(program, replications=replications, seed=seed,
+                          sets=dict(sets or {}),
+                          policies_b={k: policy_text(v) for k, v in policies.items()},
+                          **settings)
     rows = []
     for name in metrics:
-        b, u = base.observe(name), user.observe(name)
-        rows.append(Row(name, b.mean, b.ci, u.mean, u.ci))
+        for stat in statistics:
+            d = result.difference("observe", name, stat)
+            rows.append(Row(name, stat, d.a, d.b, d.diff, d.half_width, d.significant))
     return rows
 
 
 def print_comparison(title: str, rows: Sequence[Row]) -> None:
-    """The comparison as a small table (mean ± 95 % half-width)."""
+    """The comparison as a small table; `*` marks a significant difference."""
     print(title)
-    print(f"{'metric':<18}{'built-in':>22}{'policy':>22}{'effect':>10}  intervals")
+    print(f"{'metric':<14}{'stat':<6}{'built-in':>11}{'policy':>11}{'B − A':>22}")
     for r in rows:
-        print(f"{r.metric:<18}{r.builtin_mean:>12.4f} ± {r.builtin_ci:<7.4f}"
-              f"{r.policy_mean:>12.4f} ± {r.policy_ci:<7.4f}{r.effect:>+10.4f}  "
-              + ("disjoint" if r.separated else "overlap"))
+        print(f"{r.metric:<14}{r.statistic:<6}{r.builtin:>11.4f}{r.policy:>11.4f}"
+              f"{r.diff:>+12.4f} ± {r.half_width:<7.4f}" + (" *" if r.significant else ""))

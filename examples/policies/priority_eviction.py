@@ -11,7 +11,7 @@ so premium sessions find their conversation cached more often.
         --policy kv=examples/policies/priority_eviction.py:PremiumLastEviction
 
 `python examples/policies/priority_eviction.py` runs the program under LRU
-and under this policy with the same seed and compares the premium
+and under this policy with the same seeds (paired replications) and compares the premium
 sessions' cache hits (docs/policies.md has the numbers).
 """
 from __future__ import annotations
@@ -37,7 +37,8 @@ class PremiumLastEviction(Pool):
 
 
 def main() -> None:
-    """Compare LRU and premium-last eviction (seed 1, the program's horizon)."""
+    """Compare LRU and premium-last eviction over 10 paired replications
+    (seeds 1–10, the program's horizon; `serq.compare`)."""
     from compare import compare, print_comparison, program_path
     rows = compare(program_path("prefix_cache_tiers.sq"), {"kv": PremiumLastEviction},
                    ["premium_hit", "hit", "premium_response", "response"], seed=1)

@@ -18,7 +18,7 @@ knows, such as the session's attributes (`job.session.attribute(...)`).
         --policy engine=examples/policies/shortest_prefill_first.py:ShortestPrefillFirst
 
 `python examples/policies/shortest_prefill_first.py` runs the program in
-admission order and in this order with the same seed and compares the
+admission order and in this order with the same seeds (paired replications) and compares the
 time to first token (docs/policies.md has the numbers).
 """
 from __future__ import annotations
@@ -46,7 +46,8 @@ class ShortestPrefillFirst(StepStage):
 
 
 def main() -> None:
-    """Compare admission order and shortest prefill first (seed 1, the program's horizon)."""
+    """Compare admission order and shortest prefill first over 10 paired replications
+    (seeds 1–10, the program's horizon; `serq.compare`)."""
     from compare import compare, print_comparison, program_path
     rows = compare(program_path("step_engine.sq"), {"engine": ShortestPrefillFirst},
                    ["ttft_short", "ttft", "response"], seed=1)

@@ -13,7 +13,7 @@ via engine; }`), so the policy is the pool's `select_candidate`:
         --policy reqs=examples/policies/shortest_prompt_first.py:ShortestPromptFirst
 
 `python examples/policies/shortest_prompt_first.py` runs the program under
-FCFS and under this policy with the same seed and compares the time to
+FCFS and under this policy with the same seeds (paired replications) and compares the time to
 first token (docs/policies.md has the numbers).
 """
 from __future__ import annotations
@@ -40,7 +40,8 @@ class ShortestPromptFirst(Pool):
 
 
 def main() -> None:
-    """Compare FCFS and shortest-prompt-first admission (seed 1, the program's horizon)."""
+    """Compare FCFS and shortest-prompt-first admission over 10 paired replications
+    (seeds 1–10, the program's horizon; `serq.compare`)."""
     from compare import compare, print_comparison, program_path
     rows = compare(program_path("vllm_prompt_mix.sq"), {"reqs": ShortestPromptFirst},
                    ["ttft_short", "ttft", "response"], seed=1)

@@ -2,6 +2,8 @@
 
 Files: `DIR/NAME.csv` per observation and `DIR/client/{ttft,tpot,response}.csv`
 (header `time,session,turn,value`, samples after warm-up in recording order),
+`DIR/client/requests.csv` (the per-request table, `serq.report.requests`:
+session, turn, arrival, end, prompt and output tokens, ttft, tpot, e2e),
 and `DIR/gauge/NAME.csv` per gauge (header `time,value`, every change point
 from time 0). Numbers are written in shortest round-trip decimal form.
 """
@@ -46,3 +48,4 @@ def write_dump(report: Report, directory: Union[str, os.PathLike]) -> None:
     (root / "client").mkdir(exist_ok=True)
     for name in CLIENT_SERIES:
         _write(root / "client" / f"{name}.csv", _series_csv(report.client.get(name, Series())))
+    _write(root / "client" / "requests.csv", report.requests().csv())

@@ -2,7 +2,7 @@
 
 | section | one row per | columns |
 |---|---|---|
-| `observations` | observation (`series` "observe") and client series (`series` "client") | series, name, count, mean, ci, cv2, p99 |
+| `observations` | observation (`series` "observe") and client series (`series` "client") | series, name, count, mean, ci, cv2, p99, then the other percentiles (p50, p90, p95 by default) |
 | `samples` | sample after warm-up, of every observation and client series | series, name, time, session, turn, value |
 | `stages` | stage or array member | the JSON's stage keys (name, index, mean_number, …) |
 | `pools` | pool or array member | the JSON's pool keys, `over_cap` split into over_cap_queue, over_cap_need |
@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
+from ..stats.summary import percentile_key
 from .model import ClaimRow, PoolRow, Report, StageRow
 
 SECTIONS: tuple[str, ...] = ("observations", "samples", "stages", "pools", "gauges", "claims")
@@ -55,13 +56,17 @@ def _series(report: Report) -> list[tuple[str, str, Any]]:
 
 
 def _observations(report: Report) -> dict[str, list]:
+    ranks = [(percentile_key(q), q) for q in report.percentiles if q != 99.0]
     cols: dict[str, list] = {c: [] for c in ("series", "name") + _SUMMARY}
+    cols.update((key, []) for key, _q in ranks)
     for kind, name, series in _series(report):
-        summary = series.summary()
+        summary = series.summary(report.percentiles)
         cols["series"].append(kind)
         cols["name"].append(name)
         for c in _SUMMARY:
             cols[c].append(getattr(summary, c))
+        for key, q in ranks:
+            cols[key].append(summary.percentile(q))
     return cols
 
 

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any, Optional
 
-from ..stats.summary import BATCHES, MIN_SAMPLES, T95, Summary
+from ..stats.summary import BATCHES, MIN_SAMPLES, T95, Summary, percentile_key
 from .model import ClaimRow, GaugeRow, PoolRow, Report, StageRow, finite_or_none, package_version
 
 #: Version of the report's shape (upstream's REPORT_VERSION; not a JSON key of its own).
@@ -55,8 +55,13 @@ def plain_decimal(text: str) -> str:
 
 
 def _summary(s: Summary) -> dict[str, Any]:
-    return {"count": int(s.count), "mean": finite_or_none(s.mean), "ci": finite_or_none(s.ci),
-            "cv2": finite_or_none(s.cv2), "p99": finite_or_none(s.p99)}
+    """A summary object: the reference's keys (count, mean, ci, cv2, p99),
+    then serq-simpy's percentiles beside them (`p50`, `p90`, `p95`, … but p99)."""
+    out = {"count": int(s.count), "mean": finite_or_none(s.mean), "ci": finite_or_none(s.ci),
+           "cv2": finite_or_none(s.cv2), "p99": finite_or_none(s.p99)}
+    for q, value in s.percentiles:
+        out.setdefault(percentile_key(q), finite_or_none(value))
+    return out
 
 
 def _gauge(g: GaugeRow) -> dict[str, Any]:
@@ -86,6 +91,7 @@ def _stage(s: StageRow) -> dict[str, Any]:
         "mean_decode_batch": f(s.mean_decode_batch), "mean_decode_step": f(s.mean_decode_step),
         "mean_itl": f(s.mean_itl), "itl_p50": f(s.itl_p50), "itl_p99": f(s.itl_p99),
         "idle_with_work": bool(s.idle_with_work),
+        "requests": int(s.requests), "request_throughput": f(s.request_throughput),
     }
 
 
@@ -104,6 +110,42 @@ def _pool(p: PoolRow) -> dict[str, Any]:
         "over_cap": over,
         "growing_at_end": int(p.growing_at_end), "growing_stalled": bool(p.growing_stalled),
     }
+
+
+def _throughput(report: Report) -> dict[str, Any]:
+    """serq-simpy's `throughput` object: requests and tokens per time unit."""
+    t = report.throughput
+    return {"requests": finite_or_none(t.requests),
+            "input_tokens": finite_or_none(t.input_tokens),
+            "output_tokens": finite_or_none(t.output_tokens)}
+
+
+#: The keys issue 25 added to the report (beside §9.7's `serq_simpy`):
+#: a top-level object, and keys appended to the summary and stage objects.
+ADDED_TOP = ("throughput",)
+ADDED_STAGE = ("requests", "request_throughput")
+
+
+def reference_view(report: dict[str, Any]) -> dict[str, Any]:
+    """A JSON report (`to_dict`'s form) without the percentiles, throughput
+    and stage request counts serq-simpy adds beside the reference's keys:
+    the report as it was before them (summaries keep count, mean, ci, cv2,
+    p99; stages lose `ADDED_STAGE`; `serq_simpy` stays)."""
+    out = {k: v for k, v in report.items() if k not in ADDED_TOP}
+    for group in ("observes", "client"):
+        if group in out:
+            out[group] = {n: {k: s[k] for k in ("count", "mean", "ci", "cv2", "p99")}
+                          for n, s in out[group].items()}
+    if "stages" in out:
+        out["stages"] = [{k: v for k, v in st.items() if k not in ADDED_STAGE}
+                         for st in out["stages"]]
+    return out
+
+
+def reference_json(report: Report) -> str:
+    """`to_json` of the report without serq-simpy's additions (`reference_view`):
+    byte for byte the JSON report as it was before them."""
+    return dumps(reference_view(to_dict(report)))
 
 
 def serq_simpy_block() -> dict[str, Any]:
@@ -134,6 +176,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         out["claims"] = [_claim(c) for c in report.claims]
     out["stages"] = [_stage(s) for s in report.stages]
     out["pools"] = [_pool(p) for p in report.pools]
+    out["throughput"] = _throughput(report)
     out["serq_simpy"] = serq_simpy_block()
     return out
 

@@ -13,7 +13,8 @@ from typing import Optional, Sequence
 
 from ..stats.gauges import GaugeTrace
 from ..stats.samples import Turns, doubles, integers
-from ..stats.summary import Summary, summarize
+from ..stats.summary import PERCENTILES, Summary, summarize
+from .requests import RequestLog, RequestTable, Throughput, optional_table, throughput
 
 NAN = float("nan")
 
@@ -71,7 +72,7 @@ class Series:
     values: Sequence[float] = field(default_factory=doubles)
     is_test: bool = False
     name: str = ""
-    _cache: Optional[tuple[int, Summary]] = field(default=None, init=False, repr=False,
+    _cache: Optional[tuple[tuple, Summary]] = field(default=None, init=False, repr=False,
                                                   compare=False)
 
     def add(self, time: float, session: int, turn: int, value: float) -> None:
@@ -81,11 +82,33 @@ class Series:
         self.turns.append(turn)
         self.values.append(value)
 
-    def summary(self) -> Summary:
-        """The §3 summary of the values (computed once per length)."""
-        if self._cache is None or self._cache[0] != len(self.values):
-            self._cache = (len(self.values), summarize(self.values))
+    def summary(self, percentiles: Sequence[float] = PERCENTILES) -> Summary:
+        """The §3 summary of the values with the nearest-rank `percentiles`
+        (computed once per length and percentiles)."""
+        key = (len(self.values), tuple(percentiles))
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, summarize(self.values, percentiles))
         return self._cache[1]
+
+    @property
+    def p50(self) -> float:
+        """Nearest-rank median."""
+        return self.summary().p50
+
+    @property
+    def p90(self) -> float:
+        """Nearest-rank 90th percentile."""
+        return self.summary().p90
+
+    @property
+    def p95(self) -> float:
+        """Nearest-rank 95th percentile."""
+        return self.summary().p95
+
+    def percentile(self, q: float) -> float:
+        """The nearest-rank `q`-th percentile of the values (`q` in (0, 100])."""
+        from ..stats.summary import nearest_rank
+        return nearest_rank(self.values, q / 100.0)
 
     @property
     def samples(self) -> list[float]:
@@ -117,6 +140,11 @@ class Series:
         """Nearest-rank 99th percentile."""
         return self.summary().p99
 
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Series {self.name or '?'}: {s.count} samples, mean {s.mean:.6g}, "
+                f"p50 {s.p50:.6g}, p99 {s.p99:.6g} (.values, .times, .sessions, .turns)>")
+
     def never_held(self) -> bool:
         """A test series that is 0 over at least 40 samples (the text report's note, §2)."""
         return (self.is_test and len(self.values) >= 40
@@ -134,6 +162,10 @@ class GaugeRow:
     #: `(time, value)` change points from time 0, warm-up included (`--dump`).
     points: list[tuple[float, float]] = field(default_factory=list)
     name: str = ""
+
+    def __repr__(self) -> str:
+        return (f"<GaugeRow {self.name or '?'}: mean {self.mean:.6g} ±{self.ci:.3g}, "
+                f"min {self.min:.6g}, max {self.max:.6g}, {len(self.points)} change points>")
 
     @property
     def times(self) -> list[float]:
@@ -188,6 +220,11 @@ class StageRow:
     itl_p50: float = NAN
     itl_p99: float = NAN
     idle_with_work: bool = False
+    #: serq-simpy's, after the reference's keys: requests with a job completed
+    #: here after warm-up (each counted once: a step engine's prefill and
+    #: decode of one request are two jobs, `completed`), and per time unit.
+    requests: int = 0
+    request_throughput: float = NAN
 
     @property
     def label(self) -> str:
@@ -259,14 +296,32 @@ class Report:
     claims: Optional[list[ClaimRow]] = None
     stages: list[StageRow] = field(default_factory=list)
     pools: list[PoolRow] = field(default_factory=list)
+    #: The percentiles every series' summary reports (`--percentiles`).
+    percentiles: tuple[float, ...] = PERCENTILES
+    #: Per request, beside the `response` row: start, tokens, ttft, tpot (`requests()`).
+    request_log: Optional[RequestLog] = field(default=None, repr=False)
+
+    def requests(self) -> RequestTable:
+        """The per-request table: session, turn, arrival, end, prompt and
+        output tokens, ttft, tpot, e2e (`serq.report.requests`)."""
+        return optional_table(self.client.get("response", Series()), self.request_log)
+
+    @property
+    def throughput(self) -> Throughput:
+        """Requests, input (prompt) and output tokens per time unit over the
+        measured span (`end − warmup`); the tokens are NaN for a report made
+        without the run's request log."""
+        requests = len(self.client.get("response", Series()).values)
+        return throughput(requests, self.request_log, self.end - self.warmup)
 
     def observe_summaries(self) -> dict[str, Summary]:
         """Name → summary of every observation, in report order."""
-        return {name: s.summary() for name, s in self.observes.items()}
+        return {name: s.summary(self.percentiles) for name, s in self.observes.items()}
 
     def client_summaries(self) -> dict[str, Summary]:
         """`ttft`, `tpot`, `response` → summary (an absent series counts as empty)."""
-        return {name: self.client.get(name, Series()).summary() for name in CLIENT_SERIES}
+        return {name: self.client.get(name, Series()).summary(self.percentiles)
+                for name in CLIENT_SERIES}
 
     def has_client_samples(self) -> bool:
         """Whether any client series has a sample (the text report's client section)."""
@@ -327,6 +382,21 @@ class Report:
         """The JSON report `serq-simpy run --json` prints (pyserq's `Report.json()`)."""
         from .json_report import to_json
         return to_json(self)
+
+    def text(self) -> str:
+        """The text report `serq-simpy run` prints."""
+        from .text_report import to_text
+        return to_text(self)
+
+    def __repr__(self) -> str:
+        """A few lines of statistics (never the samples): see `text()`."""
+        from .html import report_repr
+        return report_repr(self)
+
+    def _repr_html_(self) -> str:
+        """The report's tables as HTML (what a notebook shows)."""
+        from .html import report_html
+        return report_html(self)
 
     def to_pandas(self, section: Optional[str] = None):
         """Tidy pandas frames of the report, one per section: `observations`,

@@ -11,15 +11,29 @@ report ends with plain-word warnings about figures that cannot be trusted
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
-from ..stats.summary import Summary
+from ..stats.summary import Summary, percentile_key
 from .json_report import number_text
 from .model import CLAIM_KINDS, ClaimRow, Report
 from .numbers import mean_cells, share, sig
 from .trust import findings
 
-_SUMMARY_HEADER = ("count", "mean", "95% CI", "cv2", "p99")
+class Section(NamedTuple):
+    """One table of the report: its header, its rows of cells, the notes
+    printed after it, and whether every column is left-aligned."""
+
+    header: Sequence[str]
+    rows: list[list[str]]
+    notes: Sequence[str] = ()
+    left: bool = False
+
+
+def summary_header(percentiles: Sequence[float]) -> tuple[str, ...]:
+    """The columns of an observe or client table: count, mean, interval, cv2
+    and the percentiles (p99 always)."""
+    qs = sorted(set(percentiles) | {99.0})
+    return ("count", "mean", "95% CI", "cv2") + tuple(percentile_key(q) for q in qs)
 
 
 def fixed(x: float, digits: int) -> str:
@@ -49,9 +63,14 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], left: bool = Fal
     return ["", line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def _summary_cells(name: str, s: Summary) -> list[str]:
-    mean, ci, p99 = mean_cells(s.mean, s.ci, s.p99)
-    return [name, str(s.count), mean, ci, sig(s.cv2, 3), p99]
+def summary_cells(name: str, s: Summary) -> list[str]:
+    """A table row of `summary_header(q for q, _ in s.percentiles)`: the
+    percentiles share the mean's decimals."""
+    values = dict(s.percentiles)
+    values[99.0] = s.p99
+    mean, ci, *ranks = mean_cells(s.mean, s.ci, *(values[q] for q in sorted(values)))
+    return [name, str(s.count), mean, ci, sig(s.cv2, 3)] + ranks
+
 
 
 def _iterations(n: int) -> str:
@@ -85,58 +104,60 @@ def _run_line(r: Report) -> str:
             f"mean live {fixed(r.mean_live, 3)}")
 
 
-def _observes(r: Report) -> list[str]:
+def _observes(r: Report) -> Optional[Section]:
     if not r.observes:
-        return []
-    rows = [_summary_cells(n, s) for n, s in r.observe_summaries().items()]
-    lines = table(("observe",) + _SUMMARY_HEADER, rows)
-    for name, series in r.observes.items():
-        if series.never_held():
-            lines.append(f"note: observe {name} is constant 0 over {len(series.values)} samples")
-    return lines
+        return None
+    rows = [summary_cells(n, s) for n, s in r.observe_summaries().items()]
+    notes = [f"note: observe {name} is constant 0 over {len(series.values)} samples"
+             for name, series in r.observes.items() if series.never_held()]
+    return Section(("observe",) + summary_header(r.percentiles), rows, notes)
 
 
-def _client(r: Report) -> list[str]:
+def _client(r: Report) -> Optional[Section]:
     if not r.has_client_samples():
-        return []
-    rows = [_summary_cells(n, s) for n, s in r.client_summaries().items()]
-    return table(("client",) + _SUMMARY_HEADER, rows)
+        return None
+    rows = [summary_cells(n, s) for n, s in r.client_summaries().items()]
+    t = r.throughput
+    return Section(("client",) + summary_header(r.percentiles), rows, [
+        f"throughput: {sig(t.requests)} requests, {sig(t.input_tokens)} input tokens, "
+        f"{sig(t.output_tokens)} output tokens per time unit"])
 
 
-def _gauges(r: Report) -> list[str]:
+def _gauges(r: Report) -> Optional[Section]:
     if not r.gauges:
-        return []
+        return None
     rows = [[n] + mean_cells(g.mean, g.ci, g.min, g.max) for n, g in r.gauges.items()]
-    return table(("gauge", "mean", "95% CI", "min", "max"), rows)
+    return Section(("gauge", "mean", "95% CI", "min", "max"), rows)
 
 
-def _claims(r: Report) -> list[str]:
+def _claims(r: Report) -> Optional[Section]:
     if not r.claims:
-        return []
+        return None
     rows = [[c.name, CLAIM_KINDS[c.kind], claim_result(c)] for c in r.claims]
-    return table(("claim", "kind", "result"), rows, left=True)
+    return Section(("claim", "kind", "result"), rows, left=True)
 
 
-def _stages(r: Report) -> list[str]:
+def _stages(r: Report) -> Optional[Section]:
     if not r.stages:
-        return []
+        return None
     rows = [[s.label, sig(s.mean_number), share(s.utilization), str(s.completed),
-             sig(s.throughput), sig(s.mean_wait), sig(s.mean_service),
-             str(s.iterations)] for s in r.stages]
-    return table(("stage", "number", "util", "done", "thru", "wait", "service", "iters"), rows)
+             sig(s.throughput), sig(s.request_throughput), sig(s.mean_wait),
+             sig(s.mean_service), str(s.iterations)] for s in r.stages]
+    return Section(("stage", "number", "util", "jobs", "jobs/t", "requests/t", "wait",
+                    "service", "iters"), rows)
 
 
-def _step(r: Report) -> list[str]:
+def _step(r: Report) -> Optional[Section]:
     steps = [s for s in r.stages if s.iterations > 0]
     if not steps:
-        return []
+        return None
     rows = [[s.label, share(s.prefill_only), share(s.decode_only), share(s.mixed),
              share(1.0 - s.prefill_only - s.decode_only - s.mixed), sig(s.mean_decodes),
              sig(s.mean_decode_batch), sig(s.mean_decode_step), sig(s.itl_p50),
              sig(s.itl_p99)] for s in steps]
     header = ("step", "prefill only", "decode only", "mixed", "idle", "decodes", "decode batch",
               "decode step", "itl p50", "itl p99")
-    return table(header, rows)
+    return Section(header, rows)
 
 
 def _over_line(pool_label: str, over: Optional[tuple[str, float]]) -> list[str]:
@@ -148,16 +169,16 @@ def _over_line(pool_label: str, over: Optional[tuple[str, float]]) -> list[str]:
             f"the deployment's state, so joining the queue did not reject it)"]
 
 
-def _pools(r: Report) -> list[str]:
+def _pools(r: Report) -> Optional[Section]:
     if not r.pools:
-        return []
+        return None
     rows = [[p.label, sig(p.mean_used), sig(p.mean_cached), sig(p.mean_queue),
              sig(p.mean_holders), sig(p.mean_wait), str(p.admissions),
              str(p.evicted_entries), number_text(p.evicted_units), str(p.preemptions),
              str(p.spills), str(p.rejected), str(p.stuck)] for p in r.pools]
     header = ("pool", "used", "cached", "queue", "holders", "wait", "admits", "evict(n)",
               "evict(u)", "preempt", "spill", "rej", "stuck")
-    lines = table(header, rows)
+    lines: list[str] = []
     for p in r.pools:
         if p.stuck > 0:
             lines.append(f"stuck: {p.stuck} session(s) preempted again at pool `{p.label}` "
@@ -166,7 +187,7 @@ def _pools(r: Report) -> list[str]:
             lines.append(f"rej: {p.rejected} session(s) ended at pool `{p.label}` "
                          f"asking for more than its cap")
         lines += _over_line(p.label, p.over_cap)
-    return lines
+    return Section(header, rows, lines)
 
 
 def _idle(r: Report) -> list[str]:
@@ -180,10 +201,27 @@ def _warnings(r: Report) -> list[str]:
     return [""] + [f"warning: {w}" for w in found] if found else []
 
 
+def run_line(report: Report) -> str:
+    """The report's first line: horizon, end, warm-up, seed, counts."""
+    return _run_line(report)
+
+
+def sections(report: Report) -> list[Section]:
+    """The report's tables in order: observations, client series, gauges,
+    claims, stages, step stages, pools (those the report has)."""
+    found = (f(report) for f in (_observes, _client, _gauges, _claims, _stages, _step, _pools))
+    return [s for s in found if s is not None]
+
+
+def closing_notes(report: Report) -> list[str]:
+    """The lines after the tables: idle stages, then the warnings."""
+    return _idle(report) + _warnings(report)
+
+
 def to_text(report: Report) -> str:
     """The whole text report, each line ending in a newline (§10)."""
     lines = [_run_line(report)]
-    for section in (_observes, _client, _gauges, _claims, _stages, _step, _pools, _idle,
-                    _warnings):
-        lines += section(report)
+    for section in sections(report):
+        lines += table(section.header, section.rows, left=section.left) + list(section.notes)
+    lines += closing_notes(report)
     return "\n".join(lines) + "\n"

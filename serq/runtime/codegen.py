@@ -363,6 +363,7 @@ class SessionCompiler:
 
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
         w.emit("_rq = _env._now")
+        w.emit("s.rq += 1")
         if self.tokens:
             w.emit("_rqb(s, _rq)")
 

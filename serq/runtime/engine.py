@@ -140,6 +140,8 @@ class StepStage(Burst, Stage):
         job.stall = None
         job.frame = None
         job.joined = env._now
+        if mode == "prefill" and session is not None:
+            self.sim.tokens.prefill_run(session, work)
         adm = session.adm_seq if session is not None and session.adm_seq else math.inf
         job.adm = adm
         res = self.residents
@@ -488,6 +490,7 @@ class StepStage(Burst, Stage):
             instant.mark(self)
 
     def _record(self, job: Job, now: float) -> None:
+        self.count_request(job, now)
         if now >= self.warmup:
             self.completed += 1
             self.service_sum += now - job.joined

@@ -14,7 +14,7 @@ from .. import ir
 
 RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
                   "preempt_pos", "stuck", "ended", "adm_seq", "tok", "parent", "legs", "forks",
-                  "join_ev", "at")
+                  "join_ev", "at", "rq", "rq_at")
 
 
 def attribute_slots(program: ir.Program) -> dict[str, str]:
@@ -53,7 +53,9 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any],
             "    self.legs = []",
             "    self.forks = 0",
             "    self.join_ev = None",
-            "    self.at = None"]
+            "    self.at = None",
+            "    self.rq = 0",  # the session's requests so far (stages count requests by it)
+            "    self.rq_at = None"]  # stage -> the request it last counted (`Stage._record`)
     for slot in slots.values():
         if slot != "serial":
             body.append(f"    self.{slot} = 0.0")

@@ -17,6 +17,7 @@ import simpy
 from .. import ir
 from ..errors import SimulationError, shortest
 from ..report.model import GaugeRow, PoolRow, Report, Series, StageRow
+from ..report.requests import RequestLog
 from ..stats.gauges import GaugeTrace
 from . import rng as rngmod
 from .arrivals import OpenArrivals
@@ -140,6 +141,7 @@ class Simulation:
         for stmt_list in (prog.workload.init, prog.workload.turn, prog.session or []):
             self._mark_tests(stmt_list)
         self.response = Series()
+        self.request_log = RequestLog()  # the rest of each `response` row's request
         self.legs: Optional[Legs] = None
         if any(isinstance(n, ir.Fork) for n in ir.walk(prog.session or [])):
             self.legs = Legs(self)
@@ -403,6 +405,7 @@ class Simulation:
             r.times.append(now)
             r.sessions.append(s.sid)
             r.turns.append(s.turn_no)
+            self.request_log.add(t0, s.tok)
 
     # -- sessions ------------------------------------------------------------------
     def _live(self, delta: int) -> None:
@@ -672,6 +675,7 @@ class Simulation:
         for name, series in self.series.items():
             rep.observes[name] = series
         rep.client["response"] = self.response
+        rep.request_log = self.request_log
         self.tokens.finish()
         self.tokens.series(self.tokens.ttft, rep.client["ttft"])
         self.tokens.series(self.tokens.tpot, rep.client["tpot"])

@@ -68,6 +68,7 @@ class Stage:
         self.int_n = 0.0
         self.int_busy = 0.0
         self.completed = 0
+        self.requests = 0  # requests with a completed job here (`count_request`)
         self.wait_sum = 0.0
         self.service_sum = 0.0
         self.warmup = sim.warmup
@@ -106,7 +107,25 @@ class Stage:
         self._advance(end)
 
     # -- completions -------------------------------------------------------
+    def count_request(self, job: Job, now: float) -> None:
+        """Count `job`'s request once at this stage: at the first job of it
+        that completes here, when that is after warm-up (a step engine runs
+        a request's prefill and decode as two jobs; a session without
+        `request` statements is one request)."""
+        s = job.session
+        if s is None:
+            return
+        seen = s.rq_at
+        if seen is None:
+            seen = s.rq_at = {}
+        elif seen.get(self) == s.rq:
+            return
+        seen[self] = s.rq
+        if now >= self.warmup:
+            self.requests += 1
+
     def _record(self, job: Job, now: float) -> None:
+        self.count_request(job, now)
         if now >= self.warmup:
             self.completed += 1
             self.wait_sum += job.start - job.arrival
@@ -160,10 +179,12 @@ class Stage:
     # -- rows ----------------------------------------------------------------
     def row_values(self, span: float) -> dict[str, float]:
         """mean_number, utilization, completed, throughput, mean_wait,
-        mean_service over the measured span."""
+        mean_service, requests, request_throughput over the measured span."""
         nan = float("nan")
         c = self.completed
         return {
+            "requests": self.requests,
+            "request_throughput": self.requests / span if span > 0 else nan,
             "mean_number": self.int_n / span if span > 0 else nan,
             "utilization": self.int_busy / span if span > 0 else nan,
             "completed": c,

@@ -79,7 +79,7 @@ def compact(gaps: dict) -> None:
 class TokenState:
     """A session's request and turn sequences, and its pending gaps."""
 
-    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active", "ttft")
+    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active", "ttft", "prompt")
 
     def __init__(self) -> None:
         self.request = _Sequence()
@@ -93,6 +93,7 @@ class TokenState:
         self.req_start = 0.0
         self.active = False
         self.ttft: Optional[int] = None  # the request's ttft row, while it stands
+        self.prompt = 0.0  # the tokens of the request's first prefill run (`prefill_run`)
 
 
 class TokenLog:
@@ -121,6 +122,16 @@ class TokenLog:
         st.req_start = now
         st.active = True
         st.ttft = None
+        st.prompt = 0.0
+
+    @staticmethod
+    def prefill_run(s: Any, work: float) -> None:
+        """Session `s` asks a step stage for a prefill run of `work` tokens:
+        the first of its request gives the request's prompt tokens (a later
+        one is a recompute, or a decoder's prefill of the last token)."""
+        st = s.tok
+        if st is not None and st.active and not st.prompt:
+            st.prompt = work
 
     def end_request(self, s: Any, now: float) -> None:
         """Record ttft and tpot of the request that ends now."""

@@ -3,7 +3,9 @@
 `summarize` gives what the report shows for an `observe` series or a client
 series: the count, the mean (Welford's update, for results equal to serq's
 to the last bit), the half-width of the batch-means 95 % interval (§3.1),
-cv² and the nearest-rank 99th percentile (§3.2).
+cv² and the nearest-rank 99th percentile (§3.2) -- the reference's
+statistics -- and the nearest-rank percentiles serving benchmarks report
+(`PERCENTILES`: p50, p90, p95, p99, or those asked for).
 
 Sums are written as explicit left-to-right loops on purpose: Python 3.12's
 built-in `sum` compensates float rounding, which would move the last bit.
@@ -24,6 +26,9 @@ BATCHES: int = 20
 T95: float = 2.093
 #: Samples below which a series has no interval (§3.1).
 MIN_SAMPLES: int = 40
+#: The percentiles a summary has unless others are asked for (`--percentiles`):
+#: those `vllm bench serve` reports.
+PERCENTILES: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0)
 
 NAN = float("nan")
 INF = float("inf")
@@ -35,7 +40,8 @@ class Summary:
 
     `mean`, `cv2`, `p99` are NaN when undefined; `ci` is `+inf` when there
     are fewer than `MIN_SAMPLES` samples (the text report prints `±inf`, the
-    JSON writes `null`).
+    JSON writes `null`). `percentiles` holds `(q, value)` pairs in ascending
+    `q` (`PERCENTILES` unless others were asked for; NaN without samples).
     """
 
     count: int
@@ -43,6 +49,54 @@ class Summary:
     ci: float
     cv2: float
     p99: float
+    percentiles: tuple[tuple[float, float], ...] = ()
+
+    def percentile(self, q: float) -> float:
+        """The nearest-rank `q`-th percentile (`q` one of `percentiles`', or 99)."""
+        for p, value in self.percentiles:
+            if p == q:
+                return value
+        if q == 99.0:
+            return self.p99
+        have = ", ".join(percentile_key(p) for p, _v in self.percentiles)
+        raise KeyError(f"no p{q:g} in this summary (it has {have or 'p99'})")
+
+    @property
+    def p50(self) -> float:
+        """The median (nearest rank)."""
+        return self.percentile(50.0)
+
+    @property
+    def p90(self) -> float:
+        """The nearest-rank 90th percentile."""
+        return self.percentile(90.0)
+
+    @property
+    def p95(self) -> float:
+        """The nearest-rank 95th percentile."""
+        return self.percentile(95.0)
+
+
+def percentile_key(q: float) -> str:
+    """A percentile's name in reports: `p50`, `p99`, `p99.9`."""
+    return f"p{q:g}"
+
+
+def parse_percentiles(text: str) -> tuple[float, ...]:
+    """`"50,90,99.9"` → `(50.0, 90.0, 99.9)` (sorted, without repeats);
+    ValueError naming the bad item unless each is a number in (0, 100]."""
+    out: set[float] = set()
+    for item in text.split(","):
+        item = item.strip()
+        try:
+            q = float(item)
+        except ValueError:
+            raise ValueError(f"percentile `{item}` is not a number (write e.g. 50,90,99.9)") \
+                from None
+        if not 0.0 < q <= 100.0:
+            raise ValueError(f"percentile {item} is outside (0, 100]")
+        out.add(q)
+    return tuple(sorted(out))
 
 
 def sum_in_order(x0: float, terms: Sequence[float]) -> float:
@@ -188,8 +242,23 @@ def nearest_rank(values: Sequence[float], q: float, chunk: int = CHUNK) -> float
     return _from_key(_kth_key(values, rank - 1, chunk))
 
 
-def summarize(values: Sequence[float]) -> Summary:
-    """The §3 summary of `values` (after warm-up, in recording order)."""
+def nearest_ranks(values: Sequence[float], qs: Sequence[float],
+                  chunk: int = CHUNK) -> list[float]:
+    """`nearest_rank(values, q / 100)` for each percentile `q` of `qs`; a
+    short series is partitioned once for all of them."""
+    n = len(values)
+    if n == 0 or n > chunk:
+        return [nearest_rank(values, q / 100.0, chunk) for q in qs]
+    ranks = [min(max(math.ceil(q / 100.0 * n), 1), n) - 1 for q in qs]
+    keys = _total_order_keys(values)
+    keys.partition(sorted(set(ranks)))
+    return [_from_key(int(keys[k])) for k in ranks]
+
+
+def summarize(values: Sequence[float],
+              percentiles: Sequence[float] = PERCENTILES) -> Summary:
+    """The §3 summary of `values` (after warm-up, in recording order), with
+    the nearest-rank `percentiles` (in (0, 100])."""
     n, mean, m2 = welford(values)
     cv2 = NAN
     if n >= 2 and mean != 0.0 and not math.isnan(mean):
@@ -198,4 +267,7 @@ def summarize(values: Sequence[float]) -> Summary:
         # a mean whose square underflows: the ratio is unbounded
         cv2 = variance / square if square != 0.0 else (INF if variance > 0 else NAN)
     ci = batch_means_half_width(values) if n >= MIN_SAMPLES else INF
-    return Summary(count=n, mean=mean, ci=ci, cv2=cv2, p99=nearest_rank(values, 0.99))
+    qs = sorted(set(float(q) for q in percentiles) | {99.0})
+    ranked = dict(zip(qs, nearest_ranks(values, qs)))
+    return Summary(count=n, mean=mean, ci=ci, cv2=cv2, p99=ranked[99.0],
+                   percentiles=tuple((q, ranked[q]) for q in sorted(set(map(float, percentiles)))))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CapacityResult", "ProgramSpec", "StudyReport", "SweepResult", "capacity", "mser5",
+__all__ = ["CapacityResult", "Comparison", "ProgramSpec", "StudyReport", "SweepResult", "capacity",
+           "compare", "mser5",
            "replicate", "replication_seed", "sweep"]
 
 _WHERE = {
@@ -18,6 +19,7 @@ _WHERE = {
     "replicate": "replications", "StudyReport": "report",
     "sweep": "sweeps", "SweepResult": "sweeps", "mser5": "warmup",
     "capacity": "capacity_run", "CapacityResult": "capacity_report",
+    "compare": "comparison", "Comparison": "comparison",
 }
 
 

@@ -141,9 +141,44 @@ def add_capacity(sub: Any, common: Callable, settings: Callable) -> None:
     _executor_options(c)
 
 
+def add_compare(sub: Any, settings: Callable, assignment: Callable, policy: Callable,
+                count: Callable) -> None:
+    """The `compare` command's parser (`serq.study.compare_cli` runs it)."""
+    c = sub.add_parser(
+        "compare", help="compare two programs, policies or settings over paired replications",
+        description="Run A and B with the same seeds (common random numbers) and report "
+                    "each statistic's difference B − A with a paired Student-t interval; "
+                    "`*` marks a difference whose interval excludes 0. Without B.sq, B is "
+                    "A.sq changed by --b-set and --b-policy.")
+    c.add_argument("file", help="program A (.sq)")
+    c.add_argument("file_b", nargs="?", metavar="B.sq", help="program B (default: A again)")
+    c.add_argument("--set", dest="sets", action="append", default=[], type=assignment,
+                   metavar="NAME=EXPR", help="replace `let NAME` on both sides (repeatable)")
+    c.add_argument("--def", dest="defs", action="append", default=[], type=assignment,
+                   metavar="NAME=EXPR", help="replace `def NAME` on both sides (repeatable)")
+    c.add_argument("--workload", metavar="W", help="take both sides' workload from the file W")
+    c.add_argument("--policy", action="append", default=[], type=policy,
+                   metavar="NAME=module:Class", help="bind a policy on both sides (repeatable)")
+    c.add_argument("--b-set", action="append", default=[], type=assignment,
+                   metavar="NAME=EXPR", help="replace `let NAME` on side B only (repeatable)")
+    c.add_argument("--b-policy", action="append", default=[], type=policy,
+                   metavar="NAME=module:Class", help="bind a policy on side B only (repeatable)")
+    settings(c)
+    c.add_argument("--replications", type=count, default=10, metavar="R",
+                   help="paired replications, seeds SEED … SEED+R−1 on both sides "
+                        "(default 10)")
+    c.add_argument("--all", action="store_true",
+                   help="show every statistic (default: means, p50, p90, p99 and the "
+                        "stages' and pools' main columns)")
+    c.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    c.add_argument("--plot", metavar="FIG", help="also draw the differences (.png/.svg/.pdf)")
+    c.add_argument("--jobs", type=count, metavar="N", help="local worker processes")
+    c.add_argument("--quiet", action="store_true", help="no progress indicator")
+
+
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot", "capacity"):
+    if args.command in ("sweep", "summary", "plot", "capacity", "compare"):
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -175,6 +210,11 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
         if args.command == "capacity":
             from .capacity_cli import run_capacity
             return run_capacity(args, _settings(args, kw), _count_bar(args, "runs", args.json))
+        if args.command == "compare":
+            from .compare_cli import execute as compare
+            text, status = compare(args, inputs)
+            write_stdout(text)
+            return status
         return _run(args, kw)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

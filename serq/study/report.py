@@ -30,8 +30,8 @@ SEED_RULE = "replication i (from 0) runs with seed base_seed + i"
 #: The statistics the text report shows per section (the JSON has them all).
 TEXT_STATS: dict[str, tuple[str, ...]] = {
     "run": ("arrivals", "ended", "mean_live"),
-    "observe": ("mean", "p99"),
-    "client": ("mean", "p99"),
+    "observe": ("mean", "p50", "p90", "p99"),
+    "client": ("mean", "p50", "p90", "p99"),
     "gauge": ("mean", "max"),
     "stage": ("utilization", "throughput", "mean_wait", "mean_decode_batch"),
     "pool": ("mean_used", "mean_queue", "mean_wait", "preemptions"),
@@ -74,7 +74,7 @@ class PrecisionOutcome:
                 "horizon": self.horizon, "budget": self.budget}
 
 
-@dataclass
+@dataclass(repr=False)
 class StudyReport:
     """Independent replications of one program: each replication's `Report`
     and the across-replication view (`summary()`), plus the pooled view."""
@@ -157,28 +157,56 @@ class StudyReport:
     def text(self) -> str:
         """The text report: settings, warm-up, precision, the across-replication
         table, the pooled batch-means table."""
-        from serq.report.text_report import _summary_cells, fixed, table
-        first = self.reports[0]
-        lines = [f"study: {self.replications} replications, seeds {self.seeds[0]}…"
-                 f"{self.seeds[-1]} (base seed + i), horizon {first.horizon:g}, "
-                 f"warmup {first.warmup:g}"]
+        from serq.report.text_report import summary_cells, summary_header, table
+        from serq.stats.summary import PERCENTILES
+        lines = [self._headline()]
         if self.warmup_choice is not None:
             lines.append(self.warmup_choice.describe())
         if self.precision is not None:
             lines.append(self.precision.describe())
-        rows = []
-        for (section, name, stat), iv in self.summary().items():
-            if stat in TEXT_STATS.get(section, ()) and iv.n:
-                rows.append([section, name, stat, fixed(iv.mean, 4),
-                             "±" + fixed(iv.half_width, 4), str(iv.n)])
         lines += table(["section", "name", "statistic", "mean",
-                        f"{100 * self.confidence:g}% t", "n"], rows)
+                        f"{100 * self.confidence:g}% t", "n"], self.table_rows())
         lines.append("")
         lines.append("pooled samples (batch means over all replications)")
-        prow = [_summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
+        prow = [summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
                 for n, s in group.items() if s.count]
-        lines += table(["series", "count", "mean", "95% CI", "cv2", "p99"], prow)
+        lines += table(("series",) + summary_header(PERCENTILES), prow)
         return "\n".join(lines) + "\n"
+
+    def table_rows(self) -> list[list[str]]:
+        """The across-replication table of `text()`: section, name,
+        statistic, mean, half-width, n (the `TEXT_STATS` statistics)."""
+        from serq.report.text_report import fixed
+        return [[section, name, stat, fixed(iv.mean, 4), "±" + fixed(iv.half_width, 4),
+                 str(iv.n)]
+                for (section, name, stat), iv in self.summary().items()
+                if stat in TEXT_STATS.get(section, ()) and iv.n]
+
+    def _headline(self) -> str:
+        first = self.reports[0]
+        return (f"study: {self.replications} replications, seeds {self.seeds[0]}…"
+                f"{self.seeds[-1]} (base seed + i), horizon {first.horizon:g}, "
+                f"warmup {first.warmup:g}")
+
+    def __repr__(self) -> str:
+        """A few lines (never the replications' samples): see `text()`."""
+        if not self.reports:
+            return "<StudyReport: no replications>"
+        lines = [f"<StudyReport {self._headline()}"]
+        lines += [f"  {r[0]} {r[1]} {r[2]}: {r[3]} {r[4]} (n={r[5]})"
+                  for r in self.table_rows()[:20]]
+        return "\n".join(lines) + "\n  (.text(), .summary(), .to_pandas(), .reports)>"
+
+    def _repr_html_(self) -> str:
+        """The across-replication table as HTML (what a notebook shows)."""
+        from html import escape
+        from serq.report.html import rows_table
+        head = ["section", "name", "statistic", "mean",
+                f"{100 * self.confidence:g}% t", "n"]
+        notes = [self.warmup_choice.describe()] if self.warmup_choice else []
+        notes += [self.precision.describe()] if self.precision else []
+        return ("<div>" + "".join(f"<p>{escape(x)}</p>" for x in [self._headline()] + notes)
+                + rows_table(head, self.table_rows()) + "</div>")
 
     def to_pandas(self, section: Optional[str] = None):
         """Tidy frames: `replications` (one row per replication × statistic:

@@ -3,7 +3,7 @@
 
 A row is `(section, name, statistic, value)`: `run` rows (arrivals, ended,
 turns, mean_live, events), `observe` and `client` rows (count, mean, p99,
-cv2), `stage` and `pool` rows (every numeric column of the report's
+cv2, then the report's other percentiles: p50, p90, p95 by default), `stage` and `pool` rows (every numeric column of the report's
 table), `gauge` rows (mean, min, max).
 """
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from typing import Any, Iterable, Sequence
+
+from ..stats.summary import percentile_key
 
 Row = tuple[str, str, str, float]
 
@@ -36,8 +38,10 @@ def report_rows(report: Any) -> list[Row]:
     rows: list[Row] = [("run", "run", s, float(getattr(report, s))) for s in _RUN]
     for section, group in (("observe", report.observes), ("client", report.client)):
         for name, series in group.items():
-            summ = series.summary()
+            summ = series.summary(report.percentiles)
             rows.extend((section, name, s, float(getattr(summ, s))) for s in _SERIES)
+            rows.extend((section, name, percentile_key(q), float(v))
+                        for q, v in summ.percentiles if q != 99.0)
     for st in report.stages:
         rows.extend(("stage", st.label, s, v) for s, v in _numeric(st))
     for pool in report.pools:

@@ -37,6 +37,44 @@ class SweepResult:
     def __iter__(self) -> Iterator[Any]:
         return iter((self.tidy, self.summary))
 
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """One row per grid point: its parameters, then the across-replication
+        mean of the study report's statistics (`TEXT_STATS`, observations
+        and client series first) that vary or are non-zero."""
+        from .report import TEXT_STATS
+        params = list(self.grid)
+        s = self.summary
+        if s is None or not len(s):
+            return params, []
+        keep = s[[st in TEXT_STATS.get(sec, ()) for sec, st in zip(s["section"],
+                                                                     s["statistic"])]]
+        keep = keep.assign(column=keep["section"] + "." + keep["name"] + ":"
+                           + keep["statistic"])
+        wide = keep.pivot_table(index=params, columns="column", values="mean", sort=False)
+        wide = wide.loc[:, (wide.fillna(0) != 0).any()]
+        header = params + [str(c) for c in wide.columns]
+        rows = [(list(i) if isinstance(i, tuple) else [i]) + list(v)
+                for i, v in zip(wide.index, wide.to_numpy().tolist())]
+        return header, rows
+
+    def __repr__(self) -> str:
+        """A few lines (never the tidy rows): see `table()`, `summary`."""
+        points = 1
+        for values in self.grid.values():
+            points *= len(values)
+        grid = ", ".join(f"{k}={v}" for k, v in self.grid.items())
+        return (f"<SweepResult {points} points ({grid}): {self.computed} runs computed, "
+                f"{self.reused} read back, {len(self.errors)} failed "
+                "(.summary, .tidy, .errors, .plot(y))>")
+
+    def _repr_html_(self) -> str:
+        """The per-point table as HTML (what a notebook shows)."""
+        from html import escape
+        from ..report.html import rows_table
+        header, rows = self.table()
+        return (f"<div><p>{escape(repr(self)[1:-1])}</p>" + rows_table(header, rows)
+                + "</div>")
+
     def plot(self, y: str, x: Optional[str] = None, by: Optional[str] = None,
              path: Optional[str] = None):
         """Response curves of statistic `y` (`ttft:p99`, `observe.response:mean`,
