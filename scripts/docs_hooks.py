@@ -26,8 +26,8 @@ given after a `--` that follows the options:
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The CLI's parser (serq.cli builds it in a function)."""
-    from serq import cli
+    """The CLI's parser (serq.cli.commands builds it in a function)."""
+    from serq.cli import commands as cli
     return cli._parser()  # noqa: SLF001 - the one parser the CLI uses
 
 

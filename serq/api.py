@@ -14,8 +14,8 @@ import copy
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
-from . import ir
-from .errors import LinkError
+from .core import ir
+from .core.errors import LinkError
 
 if TYPE_CHECKING:  # the report (and numpy) is imported by `run` only
     from .report.model import Report
@@ -104,12 +104,12 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     `.report` covers the time simulated so far. A zero-time cycle or a clock
     that cannot advance stops it with a `SimulationError` within about a
     second of wall time."""
-    from .runtime.simulation import Simulation
+    from .runtime.sim.simulation import Simulation
     prog = copy.copy(program)
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
-    from .deep import call_deep
-    from .errors import SerqError
+    from .core.deep import call_deep
+    from .core.errors import SerqError
     sim = None
     try:
         sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
@@ -118,7 +118,7 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     except SerqError:
         raise
     except Exception as exc:
-        from .runtime.policy_failure import policy_failure  # (imports traceback, inspect)
+        from .runtime.policy.policy_failure import policy_failure  # (imports traceback, inspect)
         err = policy_failure(exc, policies, sim.env.now if sim is not None else 0.0)
         if err is None:
             raise

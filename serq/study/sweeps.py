@@ -125,7 +125,7 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
 
 
 def _base_seed(spec: ProgramSpec, pts: list[dict]) -> int:
-    from serq.errors import SerqError
+    from serq.core.errors import SerqError
     from .worker import compiled
     for pt in pts[:3]:
         try:

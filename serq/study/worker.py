@@ -79,7 +79,7 @@ class Outcome:
 
 def run_outcome(spec: ProgramSpec, seed: int) -> Outcome:
     """Run `spec` with `seed`; a load or run error becomes `Outcome.error`."""
-    from serq.errors import SerqError, UsageError
+    from serq.core.errors import SerqError, UsageError
     from .stats import report_rows
     key = spec.key(seed)
     try:

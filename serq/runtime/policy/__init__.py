@@ -1,0 +1,5 @@
+"""User policies: binding them to a program and checking their decisions
+(`guards`), and reporting a policy that raises (`policy_failure`).
+
+May import: `serq.runtime.resources`, `serq.runtime.kernel`, `serq.core`.
+"""
