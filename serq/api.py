@@ -125,3 +125,23 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
         raise err from None
     report.name_series()
     return report
+
+
+def build(program: ir.Program, *, seed: Optional[int] = None,
+          horizon: Optional[float] = None, warmup: Optional[float] = None,
+          arrivals: Optional[int] = None,
+          policies: Optional[Mapping[str, Union[type, str]]] = None,
+          scheme: str = "0.1.5") -> Any:
+    """The simulation of `program`, built but not run: a `Model`
+    (docs/guide/simpy.md). `model.env` is its `simpy.Environment`,
+    `model.stage(name)` and `model.pool(name)` its resources as a SimPy
+    process meets them, `model.process(gen)` adds a process beside the
+    sessions and `model.run()` simulates and returns the `Report`. The
+    arguments are `run`'s."""
+    from .core.deep import call_deep
+    from .runtime.sim.model import Model
+    from .runtime.sim.simulation import Simulation
+    prog = copy.copy(program)
+    prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
+                                 arrivals=arrivals)
+    return Model(call_deep(Simulation, prog, policies=policies, scheme=scheme))

@@ -29,13 +29,15 @@ A session's attributes are read by their program names:
 """
 from __future__ import annotations
 
-from .runtime.resources.engine import Plan, StepJob, StepStage
+from .runtime.policy.classes import READABLE, Delay, Fifo, Pool, Ps, StepStage, readable_state
 from .runtime.policy.guards import POLICY_METHODS, PolicyBindingError, PolicyError, load_policy
+from .runtime.resources.engine import Plan, StepJob
 from .runtime.resources.holds import HoldFrame
-from .runtime.resources.pools import CacheEntry, Pool
-from .runtime.resources.stages import Delay, Fifo, Job, Ps
+from .runtime.resources.pools import CacheEntry
+from .runtime.resources.stages import Job
 
 __all__ = [
     "CacheEntry", "Delay", "Fifo", "HoldFrame", "Job", "POLICY_METHODS", "Plan",
-    "PolicyBindingError", "PolicyError", "Pool", "Ps", "StepJob", "StepStage", "load_policy",
+    "PolicyBindingError", "PolicyError", "Pool", "Ps", "READABLE", "StepJob", "StepStage",
+    "load_policy", "readable_state",
 ]

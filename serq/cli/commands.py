@@ -16,7 +16,8 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
-from .. import __version__
+from ..core.version import __version__
+from .options import count, policy
 from .guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
                         write_stdout)
 from ..core.deep import call_deep
@@ -63,27 +64,10 @@ def _seed(text: str) -> int:
     return v
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer")
-    return v
-
-
 def _assignment(text: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     if not eq or not name.strip():
         raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=EXPR")
-    return name.strip(), value
-
-
-def _policy(text: str) -> tuple[str, str]:
-    name, eq, value = text.partition("=")
-    if not eq or not name.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=package.module:Class")
     return name.strip(), value
 
 
@@ -113,7 +97,7 @@ def _parser() -> _Parser:
                        help="simulated time at which the run stops (overrides the run block)")
         q.add_argument("--warmup", type=_warmup,
                        help="simulated time before which no statistic is collected")
-        q.add_argument("--arrivals", type=_count,
+        q.add_argument("--arrivals", type=count,
                        help="stop admitting sessions after N arrivals and run until they end")
         q.add_argument("--trace", metavar="F",
                        help="replay the trace CSV F (relative to the working directory)")
@@ -123,12 +107,12 @@ def _parser() -> _Parser:
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
-    run.add_argument("--policy", action="append", default=[], type=_policy,
+    run.add_argument("--policy", action="append", default=[], type=policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "
                           "stage or pool (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress indicator")
-    add_limit_options(run, _count)
+    add_limit_options(run, count)
     from . import study as study_cli
     study_cli.add_run_options(run)
     study_cli.add_commands(sub, common, settings)

@@ -33,7 +33,7 @@ import sys
 import time
 from typing import Any, Optional
 
-from .. import __version__
+from ..core.version import __version__
 from ..core import ir
 from ..core.caches import (Read, cache_dir, digest, grammar_dir, recording, still_read,
                      stop_recording, write_atomic)

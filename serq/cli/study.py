@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
-from .commands import _count as _positive_int, _policy
+from .options import count, policy
 from .guard import write_stdout
 from ..core.errors import UsageError
 
@@ -29,7 +29,7 @@ def _fraction(text: str) -> float:
 
 
 def _executor_options(q: argparse.ArgumentParser) -> None:
-    q.add_argument("--jobs", type=_positive_int, metavar="N",
+    q.add_argument("--jobs", type=count, metavar="N",
                    help="local worker processes (default: the machine's cores)")
     q.add_argument("--dask", metavar="ADDRESS",
                    help="run on a Dask distributed cluster (tcp://host:8786)")
@@ -38,7 +38,7 @@ def _executor_options(q: argparse.ArgumentParser) -> None:
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
     """The study options of `run`."""
-    run.add_argument("--replications", type=_positive_int, default=1, metavar="R",
+    run.add_argument("--replications", type=count, default=1, metavar="R",
                      help="independent replications, seeds SEED, SEED+1, … (a study report)")
     _executor_options(run)
     run.add_argument("--precision", type=_fraction, metavar="REL",
@@ -46,7 +46,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                           "--observe statistic's relative half-width is at most REL")
     run.add_argument("--observe", metavar="NAME[:STAT]",
                      help="the series --warmup auto and --precision look at (STAT: mean, p99)")
-    run.add_argument("--budget", type=_positive_int, metavar="R",
+    run.add_argument("--budget", type=count, metavar="R",
                      help="most replications a precision target may use (default 100)")
     run.add_argument("--max-horizon", type=float, metavar="T",
                      help="largest horizon a one-run precision target may reach "
@@ -60,14 +60,14 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     settings(sw)
     sw.add_argument("--grid", action="append", required=True, metavar="NAME=VALUES",
                     help="NAME=START:STOP:STEP or NAME=V1,V2,… (repeatable)")
-    sw.add_argument("--replications", type=_positive_int, default=1, metavar="R",
+    sw.add_argument("--replications", type=count, default=1, metavar="R",
                     help="runs per grid point, seeds SEED, SEED+1, … (the same at every point)")
     sw.add_argument("--out", metavar="DIR",
                     help="keep every finished run here; a rerun computes only what is missing")
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")
-    sw.add_argument("--policy", action="append", default=[], type=_policy,
+    sw.add_argument("--policy", action="append", default=[], type=policy,
                     metavar="NAME=module:Class",
                     help="bind a policy class at every point (importable on the workers)")
     _executor_options(sw)
@@ -263,21 +263,21 @@ def _plot(args: argparse.Namespace, kw: dict) -> int:
         sweep_figure(latest_frame(args.file, "summary"), list(manifest["grid"]), args.y,
                      x=args.x, by=args.by, path=args.out)
         return 0
-    import serq
+    from .. import api
     from ..study import plots
     settings = dict(seed=args.seed, horizon=args.horizon, arrivals=args.arrivals)
-    program = serq.load(args.file, trace=args.trace, need_horizon=True, **kw)
+    program = api.load(args.file, trace=args.trace, need_horizon=True, **kw)
     if args.warmup == "auto":
         from ..study.warmup import choose
-        pilot = serq.run(program, warmup=0.0, **settings)
+        pilot = api.run(program, warmup=0.0, **settings)
         choice = choose(pilot, args.observe if args.kind != "gauges" else None)
         sys.stderr.write(choice.describe() + "\n")
         if args.kind == "series":
             plots.series_figure(pilot, args.observe, warmup=choice.time,
                                 method=choice.method, path=args.out)
             return 0
-        report = serq.run(program, warmup=choice.time, **settings)
+        report = api.run(program, warmup=choice.time, **settings)
     else:
-        report = serq.run(program, warmup=args.warmup, **settings)
+        report = api.run(program, warmup=args.warmup, **settings)
     plots.report_figure(report, args.kind, args.observe, path=args.out)
     return 0

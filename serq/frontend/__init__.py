@@ -1,11 +1,15 @@
 """The serq-simpy front end: `.sq` text to the kernel IR (`serq.core.ir.Program`).
 
-Passes, one module each: lexer (lexical pre-pass), parser + build (textX
-metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
-reserved (supplied names refused as binding names), expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
-pools (pool declarations), bindings (`at admission`, stale-state lint),
-resolve + link + holds (names, moments, checks), trace (CSV corpus), lower
-(IR).
+The passes, in the order `_load` below runs them, one module each, grouped
+by what they turn into what: `parse/` (text to syntax tree: lexer, parser +
+build, layout of flat / `fn main` programs, libraries, the workload file),
+`rewrite/` (syntax to syntax: reserved names, expand definitions, queues,
+engines), `link/` (syntax to kernel IR: consts, shapes K/R/T/N, pools,
+bindings, resolve + statements + holds + steps, claims, trace, lower), over
+the syntax tree of `syntax/`.
+
+May import: `serq.core` only (never `serq.runtime`: the kernel IR is the
+interface between the two).
 """
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], left: bool = Fal
     return ["", line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def _summary_cells(name: str, s: Summary) -> list[str]:
+def summary_cells(name: str, s: Summary) -> list[str]:
     mean, ci, p99 = mean_cells(s.mean, s.ci, s.p99)
     return [name, str(s.count), mean, ci, sig(s.cv2, 3), p99]
 
@@ -88,7 +88,7 @@ def _run_line(r: Report) -> str:
 def _observes(r: Report) -> list[str]:
     if not r.observes:
         return []
-    rows = [_summary_cells(n, s) for n, s in r.observe_summaries().items()]
+    rows = [summary_cells(n, s) for n, s in r.observe_summaries().items()]
     lines = table(("observe",) + _SUMMARY_HEADER, rows)
     for name, series in r.observes.items():
         if series.never_held():
@@ -99,7 +99,7 @@ def _observes(r: Report) -> list[str]:
 def _client(r: Report) -> list[str]:
     if not r.has_client_samples():
         return []
-    rows = [_summary_cells(n, s) for n, s in r.client_summaries().items()]
+    rows = [summary_cells(n, s) for n, s in r.client_summaries().items()]
     return table(("client",) + _SUMMARY_HEADER, rows)
 
 

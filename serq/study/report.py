@@ -126,8 +126,8 @@ class StudyReport:
     # -- renderings ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The study JSON as Python objects (schema in the module text)."""
-        from serq.report.json_report import _summary, serq_simpy_block, to_dict
-        from serq.report.model import finite_or_none as f
+        from serq.report.json_report import summary_dict, serq_simpy_block, to_dict
+        from ..report.json_report import finite_or_none as f
         first = self.reports[0] if self.reports else None
         study = {
             "schema": SCHEMA, "replications": self.replications, "base_seed": self.base_seed,
@@ -142,7 +142,7 @@ class StudyReport:
         stats = [{"section": s, "name": n, "statistic": st, "mean": f(iv.mean),
                   "half_width": f(iv.half_width), "n": iv.n}
                  for (s, n, st), iv in self.summary().items()]
-        pooled = {k: {n: _summary(s) for n, s in group.items()}
+        pooled = {k: {n: summary_dict(s) for n, s in group.items()}
                   for k, group in self.pooled().items()}
         reps = [{"index": i, "seed": seed, "report": to_dict(r)}
                 for i, (seed, r) in enumerate(zip(self.seeds, self.reports))]
@@ -157,7 +157,7 @@ class StudyReport:
     def text(self) -> str:
         """The text report: settings, warm-up, precision, the across-replication
         table, the pooled batch-means table."""
-        from serq.report.text_report import _summary_cells, fixed, table
+        from serq.report.text_report import summary_cells, fixed, table
         first = self.reports[0]
         lines = [f"study: {self.replications} replications, seeds {self.seeds[0]}…"
                  f"{self.seeds[-1]} (base seed + i), horizon {first.horizon:g}, "
@@ -175,7 +175,7 @@ class StudyReport:
                         f"{100 * self.confidence:g}% t", "n"], rows)
         lines.append("")
         lines.append("pooled samples (batch means over all replications)")
-        prow = [_summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
+        prow = [summary_cells(f"{k}.{n}", s) for k, group in self.pooled().items()
                 for n, s in group.items() if s.count]
         lines += table(["series", "count", "mean", "95% CI", "cv2", "p99"], prow)
         return "\n".join(lines) + "\n"

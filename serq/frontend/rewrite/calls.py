@@ -3,11 +3,16 @@ selects, its checks, the source a `from` names, and the expansion of the
 entry's body in place of the call."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..syntax import tree as S
-from .entries import Context, Rewriter, Source
+from .context import Context, Source
 from .queues import VERBS, Queue
 from ..syntax.show import show
 from ..syntax.walk import clone, first_draw, stmts_in
+
+if TYPE_CHECKING:  # `entries` imports this module and hands it its Rewriter
+    from .entries import Rewriter
 
 
 def expand_call(rw: Rewriter, s: S.SCall, ctx: Context) -> list:

@@ -12,14 +12,16 @@ context before they are substituted, so the callee never re-reads them.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Optional
 
 from ...core.errors import ParseError
 from ...core.ir import Pos
 from ..syntax import tree as S
 from ..syntax.names import CONTEXT, ENGINE_LISTS, OBSERVABLES
+from .calls import expand_call
+from .context import Context
 from .queues import Queue, QueueDecls
+from .transfer import Transfers
 from ..syntax.show import show
 from ..syntax.walk import clone, nodes, size, stmts_in
 
@@ -27,40 +29,14 @@ MAX_STATEMENTS = 100_000
 ALWAYS = {"now", "inf", "cached", "computed"}
 
 
-@dataclass
-class Source:
-    """The pool a `from` call takes (Part 05 §2.6): `pool` is the reference
-    (`P.kv[i]`), `index` the member index (None when no family member)."""
-
-    pool: S.EName
-    index: Optional[S.Expr]
-    queue: Optional[str]
-
-
-@dataclass
-class Context:
-    """Where statements are rewritten: the top level (queue None) or an entry."""
-
-    queue: Optional[Queue] = None
-    entry: Optional[S.QEntry] = None
-    index: Optional[S.Expr] = None          # the member index `i` of the call
-    params: dict = field(default_factory=dict)
-    source: Optional[Source] = None
-    path: tuple = ()                        # active (queue, verb, from) calls
-    via: tuple = ()
-
-    @property
-    def gateway(self) -> bool:
-        return self.queue is not None and self.queue.gateway
-
-    @property
-    def strict(self) -> bool:
-        """Rule 1 applies (every entry but a gateway's route)."""
-        return self.queue is not None and not self.queue.gateway
-
-
 class Rewriter:
-    """Rewrites the code blocks of a program whose queues are `decls`."""
+    """Rewrites the code blocks of a program whose queues are `decls`.
+
+    Visits every statement kind of `syntax.tree.Stmt` with its `s_` method
+    but those in `IGNORES` (tests/test_visitors.py checks it)."""
+
+    #: Statement kinds gone before this pass: `f(args);` is expanded (expand.py).
+    IGNORES = frozenset({"SUse"})
 
     def __init__(self, decls: QueueDecls, items: list, sources: dict):
         self.d = decls
@@ -76,7 +52,6 @@ class Rewriter:
                         self.hidden.update(n for n, _ in c.names)
         self.count = 0
         self.binds: set[str] = set()   # the bindings of the hold whose header is read
-        from .transfer import Transfers  # transfer.py builds on this module
         self.transfers = Transfers(self)
 
     def err(self, message: str, pos: Pos, help: Optional[str] = None,
@@ -243,7 +218,6 @@ class Rewriter:
             amount=self.expr(s.amount, ctx) if s.amount is not None else None)]
 
     def s_SCall(self, s: S.SCall, ctx: Context, where: str) -> list:
-        from .calls import expand_call  # calls.py builds on this module
         return expand_call(self, s, ctx)
 
     # ------------------------------------------------------------- names

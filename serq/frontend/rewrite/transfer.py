@@ -7,11 +7,15 @@ read over the source's NIC and the reader's."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from ..syntax import tree as S
-from .entries import Context, Rewriter
+from .context import Context
 from ..syntax.show import show
 from ..syntax.walk import clone
+
+if TYPE_CHECKING:  # `entries` imports this module and hands it its Rewriter
+    from .entries import Rewriter
 
 
 class Transfers:

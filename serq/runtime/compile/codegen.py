@@ -72,7 +72,7 @@ def _at(pos: Optional[ir.Pos]) -> str:
     return f"{pos.line}:{pos.col}" if pos is not None else "?"
 
 
-class _Writer:
+class CodeWriter:
     def __init__(self, generator: bool = True, count: int = 0) -> None:
         self.lines: list[str] = []
         self.depth = 1
@@ -101,8 +101,8 @@ class SessionCompiler:
 
     def __init__(self, ns: Namespace, exprs: ExprCompiler, *, warmup: float,
                  attrs: dict[str, str], observe_sink: Callable[[str], tuple[str, ...]],
-                 run_request: Callable[[ir.Run, Scope, "_Writer"], str],
-                 turn_hook: Callable[["SessionCompiler", "_Writer"], None],
+                 run_request: Callable[[ir.Run, Scope, "CodeWriter"], str],
+                 turn_hook: Callable[["SessionCompiler", "CodeWriter"], None],
                  request_sink: Optional[str] = None,
                  hold_spec: Optional[Callable[[ir.Hold], Any]] = None):
         self.ns = ns
@@ -130,7 +130,7 @@ class SessionCompiler:
     def generator(self, name: str, body: list[ir.Stmt], scope: Scope,
                   prologue: list[str], epilogue: list[str]) -> Callable:
         """A generator function `name(s)` running `body` for session `s`."""
-        w = _Writer()
+        w = CodeWriter()
         for line in prologue:
             w.emit(line)
         self.block(body, scope, w)
@@ -144,7 +144,7 @@ class SessionCompiler:
     def function(self, name: str, body: list[ir.Stmt], scope: Scope,
                  prologue: list[str]) -> Callable:
         """A plain function `name(s)` (the `init` block)."""
-        w = _Writer(generator=False)
+        w = CodeWriter(generator=False)
         for line in prologue:
             w.emit(line)
         self.block(body, scope, w)
@@ -153,7 +153,7 @@ class SessionCompiler:
         return self._define(src, name, w)
 
     # -- statements ------------------------------------------------------------
-    def block(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
+    def block(self, stmts: list[ir.Stmt], scope: Scope, w: CodeWriter) -> None:
         if not stmts:
             w.emit("pass")
         elif w.depth > SPLIT_DEPTH:
@@ -163,7 +163,7 @@ class SessionCompiler:
             w.marks.append((len(w.lines), st.pos))
             getattr(self, "_" + type(st).__name__)(st, scope, w)
 
-    def _define(self, src: str, name: str, w: _Writer) -> Callable:
+    def _define(self, src: str, name: str, w: CodeWriter) -> Callable:
         """Define generated code, keeping where each statement's lines start
         (the run-time diagnoses name the statement a session waits at)."""
         self.linemaps[f"<serq:{name}>"] = [(i + 2, pos) for i, pos in w.marks if pos]
@@ -182,12 +182,12 @@ class SessionCompiler:
             found = pos
         return None if found is None else f"{found.file}:{found.line}:{found.col}"
 
-    def _split(self, stmts: list[ir.Stmt], scope: Scope, w: _Writer) -> None:
+    def _split(self, stmts: list[ir.Stmt], scope: Scope, w: CodeWriter) -> None:
         """A block nested deeper than Python's indentation allows becomes a
         function of its own (a generator delegated to with `yield from`). It
         returns None where the session's code returns, else its locals, of
         which the request start `_rq` crosses back."""
-        sub = _Writer(w.generator, w.count + 1000 * (w.depth + 1))
+        sub = CodeWriter(w.generator, w.count + 1000 * (w.depth + 1))
         for st in stmts:
             sub.marks.append((len(sub.lines), st.pos))
             getattr(self, "_" + type(st).__name__)(st, scope, sub)
@@ -211,10 +211,10 @@ class SessionCompiler:
     def expr(self, e: ir.Expr, scope: Scope) -> str:
         return self.exprs.expr(e, scope)
 
-    def _Set(self, st: ir.Set, scope: Scope, w: _Writer) -> None:
+    def _Set(self, st: ir.Set, scope: Scope, w: CodeWriter) -> None:
         w.emit(f"s.{self.attrs[st.name]} = {self.expr(st.value, scope)}")
 
-    def _Observe(self, st: ir.Observe, scope: Scope, w: _Writer) -> None:
+    def _Observe(self, st: ir.Observe, scope: Scope, w: CodeWriter) -> None:
         vals, times, sessions, turns = self.observe_sink(st.name)
         v = w.fresh("v")
         w.emit(f"{v} = {self.expr(st.value, scope)}")
@@ -228,20 +228,20 @@ class SessionCompiler:
         if self.warmup > 0:
             w.depth -= 1
 
-    def _Turn(self, st: ir.Turn, scope: Scope, w: _Writer) -> None:
+    def _Turn(self, st: ir.Turn, scope: Scope, w: CodeWriter) -> None:
         self.turn_hook(self, w)
 
-    def _End(self, st: ir.End, scope: Scope, w: _Writer) -> None:
+    def _End(self, st: ir.End, scope: Scope, w: CodeWriter) -> None:
         w.emit("_end(s)")
         w.emit("return")
 
-    def _guard(self, guard: ir.Expr, text: str, scope: Scope, w: _Writer) -> str:
+    def _guard(self, guard: ir.Expr, text: str, scope: Scope, w: CodeWriter) -> str:
         g = w.fresh("g")
         w.emit(f"{g} = {self.expr(guard, scope)}")
         w.emit(f"if {g} != 1.0 and {g} != 0.0: _guard_err({g}, {text!r})")
         return g
 
-    def _If(self, st: ir.If, scope: Scope, w: _Writer) -> None:
+    def _If(self, st: ir.If, scope: Scope, w: CodeWriter) -> None:
         text = _quoted(f"{st.keyword} ({st.text or '…'})")
         g = self._guard(st.guard, text, scope, w)
         w.emit(f"if {g} == 1.0:")
@@ -254,18 +254,18 @@ class SessionCompiler:
             self.block(st.other, scope, w)
             w.depth -= 1
 
-    def _spin(self, w: _Writer) -> tuple[str, str]:
+    def _spin(self, w: CodeWriter) -> tuple[str, str]:
         t, k = w.fresh("t"), w.fresh("k")
         w.emit(f"{t} = -1.0; {k} = 0")
         return t, k
 
-    def _spin_check(self, t: str, k: str, w: _Writer) -> None:
+    def _spin_check(self, t: str, k: str, w: CodeWriter) -> None:
         w.emit(f"if _env._now == {t}:")
         w.emit(f"    {k} += 1")
         w.emit(f"    if {k} > {SPIN_LIMIT}: _spin_err(s)")
         w.emit(f"else: {t} = _env._now; {k} = 0")
 
-    def _Loop(self, st: ir.Loop, scope: Scope, w: _Writer) -> None:
+    def _Loop(self, st: ir.Loop, scope: Scope, w: CodeWriter) -> None:
         t, k = self._spin(w)
         w.emit("while True:")
         w.depth += 1
@@ -273,7 +273,7 @@ class SessionCompiler:
         self.block(st.body, scope, w)
         w.depth -= 1
 
-    def _While(self, st: ir.While, scope: Scope, w: _Writer) -> None:
+    def _While(self, st: ir.While, scope: Scope, w: CodeWriter) -> None:
         t, k = self._spin(w)
         w.emit("while True:")
         w.depth += 1
@@ -283,7 +283,7 @@ class SessionCompiler:
         self.block(st.body, scope, w)
         w.depth -= 1
 
-    def _Choose(self, st: ir.Choose, scope: Scope, w: _Writer) -> None:
+    def _Choose(self, st: ir.Choose, scope: Scope, w: CodeWriter) -> None:
         slot = self.attrs[st.name]
         n, c, best, bk, key = (w.fresh(x) for x in ("n", "c", "b", "bk", "key"))
         text = _quoted(st.text or f"choose {st.name} in …")
@@ -299,7 +299,7 @@ class SessionCompiler:
         w.depth -= 1
         w.emit(f"s.{slot} = float({best})")
 
-    def _Run(self, st: ir.Run, scope: Scope, w: _Writer) -> None:
+    def _Run(self, st: ir.Run, scope: Scope, w: CodeWriter) -> None:
         target = self.run_request(st, scope, w)
         v = w.fresh("w")
         w.emit(f"{v} = {self.expr(st.work, scope)}")
@@ -307,7 +307,7 @@ class SessionCompiler:
         w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
         w.emit("else: yield _requeue(_env)")
 
-    def _pool(self, ref: ir.Ref, scope: Scope, w: _Writer) -> str:
+    def _pool(self, ref: ir.Ref, scope: Scope, w: CodeWriter) -> str:
         obj = self.exprs.ref(ref, scope)
         if ref.index is not None and not isinstance(ref.index, ir.Num):
             name = w.fresh("pl")
@@ -315,7 +315,7 @@ class SessionCompiler:
             return name
         return obj
 
-    def _Hold(self, st: ir.Hold, scope: Scope, w: _Writer) -> None:
+    def _Hold(self, st: ir.Hold, scope: Scope, w: CodeWriter) -> None:
         spec = self.ns.bind(self.hold_spec(st), "hs")
         pools = [self._pool(hp.ref, scope, w) for hp in st.pools]
         lease = self._pool(st.lease.ref, scope, w) if st.lease is not None else "None"
@@ -336,36 +336,36 @@ class SessionCompiler:
         w.depth -= 1
         w.emit(f"_hold_end(s, {h})")
 
-    def _Grow(self, st: ir.Grow, scope: Scope, w: _Writer) -> None:
+    def _Grow(self, st: ir.Grow, scope: Scope, w: CodeWriter) -> None:
         pool = self._pool(st.ref, scope, w)
         g = w.fresh("gr")
         w.emit(f"{g} = _grow(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'grow')!r})")
         w.emit(f"if {g} is not None: yield {g}")
 
-    def _Load(self, st: ir.Load, scope: Scope, w: _Writer) -> None:
+    def _Load(self, st: ir.Load, scope: Scope, w: CodeWriter) -> None:
         pool = self._pool(st.ref, scope, w)
         w.emit(f"_load(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'load')!r})")
 
-    def _Release(self, st: ir.Release, scope: Scope, w: _Writer) -> None:
+    def _Release(self, st: ir.Release, scope: Scope, w: CodeWriter) -> None:
         w.emit(f"_release(s, {self._pool(st.ref, scope, w)})")
 
-    def _Drop(self, st: ir.Drop, scope: Scope, w: _Writer) -> None:
+    def _Drop(self, st: ir.Drop, scope: Scope, w: CodeWriter) -> None:
         w.emit(f"_drop(s, {self._pool(st.ref, scope, w)})")
 
-    def _Fork(self, st: ir.Fork, scope: Scope, w: _Writer) -> None:
+    def _Fork(self, st: ir.Fork, scope: Scope, w: CodeWriter) -> None:
         """A leg: its body is a generator of its own, started beside the session."""
         name = f"_leg{st.number}"
         self.generator(name, st.body, scope, prologue=[], epilogue=["_leg_end(s)"])
         w.emit(f"_fork(s, {name}, {_at(st.pos)!r})")
 
-    def _Join(self, st: ir.Join, scope: Scope, w: _Writer) -> None:
+    def _Join(self, st: ir.Join, scope: Scope, w: CodeWriter) -> None:
         w.emit(f"if s.legs: yield _join(s, {_at(st.pos)!r})")
 
-    def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: _Writer) -> None:
+    def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: CodeWriter) -> None:
         w.emit("_rq = _env._now")
         if self.tokens:
             w.emit("_rqb(s, _rq)")
 
-    def _RequestEnd(self, st: ir.RequestEnd, scope: Scope, w: _Writer) -> None:
+    def _RequestEnd(self, st: ir.RequestEnd, scope: Scope, w: CodeWriter) -> None:
         if self.request_sink:
             w.emit(f"{self.request_sink}(s, _rq)")

@@ -89,7 +89,7 @@ def _grow_moves(node: Any) -> bool:
     return False
 
 
-def _reads(node: Any, names: set[str]) -> bool:
+def reads_any(node: Any, names: set[str]) -> bool:
     """Whether an IR subtree reads one of the context variables `names`."""
     return any(isinstance(n, ir.Ctx) and n.name in names for n in ir.walk(node))
 
@@ -145,11 +145,11 @@ class StepCompiler:
         fixed = ((float(step.budget.value), float(step.chunk.value))
                  if isinstance(step.budget, ir.Num) and isinstance(step.chunk, ir.Num) else None)
         return StepSpec(budget, chunk, cost, step.granule, dict(step.registers), body,
-                        fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or _reads(step, {"kv_decode", "kv_prefill"}),
-                        resident_kv=_reads(planning, {"kv_decode", "kv_prefill"}),
-                        resident_dec=_reads(planning, {"decoders"}),
-                        pre_totals=_reads([step.budget, step.chunk], set(BUDGET)),
-                        serve_totals=_reads([step.keys, step.only, step.iteration], set(BUDGET)),
+                        fixed=fixed, in_order=in_order, needs_kv=self.claims_read_kv or reads_any(step, {"kv_decode", "kv_prefill"}),
+                        resident_kv=reads_any(planning, {"kv_decode", "kv_prefill"}),
+                        resident_dec=reads_any(planning, {"decoders"}),
+                        pre_totals=reads_any([step.budget, step.chunk], set(BUDGET)),
+                        serve_totals=reads_any([step.keys, step.only, step.iteration], set(BUDGET)),
                         keys=keys, only=only, closed=closed,
                         serve_varies=not _steady([step.keys, step.only], ("remaining",)),
                         cost_steady=_steady(step.cost),

@@ -40,7 +40,6 @@ from simpy.events import Event
 from .closed import EPS, ClosedRuns, _attention, _needs_block
 from ..kernel.instant import CALENDAR
 from .leapfrog import leapfrog
-from ..resources.pools import Pool
 
 
 class Burst(ClosedRuns):
@@ -100,8 +99,7 @@ class Burst(ClosedRuns):
                 return False
             if not pool.queue or pool.spec.admit_via is not None:
                 continue
-            cls = type(pool)
-            if pool.spec.queue_keys is not None or cls.select_candidate is not Pool.select_candidate:
+            if pool.spec.queue_keys is not None or not pool.plain_select:
                 return False
             frame = pool.queue[0]
             spec = frame.spec
@@ -110,7 +108,7 @@ class Burst(ClosedRuns):
                 units_static, reserve_static = spec.static[k]
                 r = spec.reserve[k]
                 if not units_static or (r is not None and not reserve_static) or \
-                        type(p).has_room is not Pool.has_room:
+                        not p.plain_room:
                     return False
                 need = spec.units[k](s)
                 if r is not None:
@@ -305,3 +303,19 @@ class Burst(ClosedRuns):
         self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run,
                      False)
         return 1
+
+
+_FAST: dict[type, type] = {}
+
+
+def with_fast_paths(cls: type) -> type:
+    """The step engine class `cls` with the burst and closed-run machinery
+    mixed in ahead of it (one class per `cls`, made once). For an engine whose
+    decisions are the built-in ones only (`StepStage.plain_order`): the fast
+    paths plan for the built-in serve order, batch choice and admission."""
+    fast = _FAST.get(cls)
+    if fast is None:
+        fast = _FAST[cls] = type(cls.__name__, (Burst, cls), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__})
+    return fast

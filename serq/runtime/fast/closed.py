@@ -31,23 +31,14 @@ from typing import Callable, Optional
 
 from ...stats.summary import sum_in_order
 from ..resources.holds import TOL
+from ..resources.decision import overridden
+from ..resources.engine import share
 from ..resources.pools import Pool
 
 EPS = 1e-9
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
 STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
 STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
-
-
-def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
-    """A resident's tokens in an iteration with `left` budget left (§7 step
-    3): one for a decode, up to `chunk` (when positive) for a prefill,
-    never more than it has left to do."""
-    if decoding:
-        t = 1.0 if rem >= 1.0 else rem
-    else:
-        t = chunk if 0 < chunk < rem else rem
-    return left if t > left else t
 
 
 def _grows_plainly(pool: Pool) -> bool:
@@ -58,7 +49,7 @@ def _grows_plainly(pool: Pool) -> bool:
     plain = pool.__dict__.get("_grows_plainly")
     if plain is None:
         plain = pool._grows_plainly = (
-            type(pool).has_room is Pool.has_room and type(pool).evict_victim is Pool.evict_victim
+            pool.plain_room and not overridden(type(pool), "evict_victim")
             and not pool.spec.reserve_held and pool.spec.spill is None)
     return plain
 

@@ -38,21 +38,18 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from ...core import ir
 from ...core.errors import SerqError, SimulationError, UsageError, shortest
+from ..resources.decision import overridden as decides
 from ..resources.engine import StepStage
 from ..resources.pools import TOL, CacheEntry, Pool
-from ..resources.stages import Delay, Fifo, Ps
+from ..resources.stages import Fifo, Ps
+from . import classes
 
-#: The decisions of each built-in class a subclass may override (the seam).
-POLICY_METHODS: dict[type, tuple[str, ...]] = {
-    Fifo: ("select_next",),
-    Ps: ("finish_order",),
-    Delay: (),
-    StepStage: ("serving_order", "in_batch", "admission_pool"),
-    Pool: ("select_candidate", "has_room", "evict_victim", "preempt_victim"),
-}
+#: The decisions of each policy class a subclass may override (the seam).
+POLICY_METHODS: dict[type, tuple[str, ...]] = classes.DECISIONS
 
-#: The built-in class of each declared stage kind.
-STAGE_CLASSES: dict[str, type] = {"fifo": Fifo, "ps": Ps, "delay": Delay, "step": StepStage}
+#: The policy class of each declared stage kind.
+STAGE_CLASSES: dict[str, type] = {"fifo": classes.Fifo, "ps": classes.Ps,
+                                  "delay": classes.Delay, "step": classes.StepStage}
 
 
 class PolicyBindingError(UsageError):
@@ -132,7 +129,8 @@ def _names(kind: str, names: list[str]) -> str:
 
 def bind_policies(program: ir.Program,
                   policies: Optional[Mapping[str, PolicySpec]]) -> dict[str, type]:
-    """Check `policies` against `program`; the (guarded) class of each name.
+    """Check `policies` against `program`; the class each name runs as (the
+    policy, its overridden decisions checked, ahead of the runtime's class).
 
     A value is a class or a `package.module:Class` string. Raises
     `PolicyBindingError` for a name the program does not declare, a value
@@ -153,7 +151,7 @@ def bind_policies(program: ir.Program,
             base = STAGE_CLASSES[decl.kind]
             what = f"`{name}` is a `{decl.kind}` stage"
         elif name in pools:
-            base = Pool
+            base = classes.Pool
             what = f"`{name}` is a pool"
         else:
             raise PolicyBindingError(
@@ -163,18 +161,18 @@ def bind_policies(program: ir.Program,
             raise PolicyBindingError(
                 f"policy for `{name}`: {cls!r} is not a class; {what}, whose policy is a "
                 f"subclass of serq.policies.{base.__name__}")
-        if not issubclass(cls, base):
+        if not issubclass(cls, (base, classes.RUNTIME[base])):
             raise PolicyBindingError(
                 f"policy for `{name}`: {cls.__module__}.{cls.__qualname__} does not subclass "
                 f"serq.policies.{base.__name__}; {what}, whose policy is a subclass of "
                 f"serq.policies.{base.__name__}")
-        out[name] = guarded(cls, base)
+        out[name] = classes.runtime_class(guarded(cls, base))
     return out
 
 
 def overridden(cls: type, base: type) -> list[str]:
     """The policy methods of `base` that `cls` overrides."""
-    return [m for m in POLICY_METHODS[base] if getattr(cls, m) is not getattr(base, m)]
+    return [m for m in POLICY_METHODS[base] if decides(cls, m)]
 
 
 def guarded(cls: type, base: type) -> type:

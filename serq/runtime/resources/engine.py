@@ -21,12 +21,26 @@ from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
 from ..kernel.instant import CALENDAR, READY, Instant, timer_event
 from ...core.numeric import seq_sum
-from ..fast.burst import Burst
-from ..fast.closed import share
+from .decision import decision, overridden
 from .holds import TOL
 from .stages import Job, Stage
 
 EPS = 1e-9
+
+
+def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
+    """A resident's tokens in an iteration with `left` budget left (§7 step
+    3): one for a decode, up to `chunk` (when positive) for a prefill,
+    never more than it has left to do."""
+    if decoding:
+        t = 1.0 if rem >= 1.0 else rem
+    else:
+        t = chunk if 0 < chunk < rem else rem
+    return left if t > left else t
+
+
+#: The decisions a policy may override (`serq.policies.StepStage`).
+DECISIONS = ("serving_order", "in_batch", "admission_pool")
 
 
 class StepJob(Job):
@@ -56,8 +70,13 @@ class Plan:
         self.no_admit = False      # exclusive prefill / granule wait
 
 
-class StepStage(Burst, Stage):
-    """A `step { … }` stage member."""
+class StepStage(Stage):
+    """A `step { … }` stage member.
+
+    Without fast paths: every iteration's end is a calendar entry handled by
+    the event loop. `serq.runtime.fast.with_fast_paths` mixes the burst and
+    closed-run machinery in ahead of this class for an engine whose decisions
+    are the built-in ones (the simulation does so)."""
 
     kind = "step"
 
@@ -80,9 +99,7 @@ class StepStage(Burst, Stage):
         # the built-in serve order, batch choice and admission: the fast paths
         # of `_serve_in_order` and `burst.py` may plan for them
         cls = type(self)
-        self.plain_order = (cls.serving_order is StepStage.serving_order
-                            and cls.in_batch is StepStage.in_batch
-                            and cls.admission_pool is StepStage.admission_pool)
+        self.plain_order = not any(overridden(cls, m) for m in DECISIONS)
         self._end_cbs = [self._end]  # the end entry's callbacks (never changed)
         self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
@@ -282,14 +299,15 @@ class StepStage(Burst, Stage):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.batch_policy = cls.in_batch is not StepStage.in_batch
-        cls.order_policy = cls.serving_order is not StepStage.serving_order
+        cls.batch_policy = overridden(cls, "in_batch")
+        cls.order_policy = overridden(cls, "serving_order")
 
+    @decision
     def serving_order(self, keys: Optional[Callable[..., tuple]]) -> list[StepJob]:
         """Policy: the residents in serving order (`serve admission`/`by`).
 
         Receives the compiled keys of the serve statement (None: admission
-        order); a key function takes `self._serve_ctx(job)`. Read
+        order); a key function takes `*self.serve_context(job)`. Read
         `self.residents` (admission order): each `StepJob` has `mode`
         ("prefill"/"decode"), `remaining` tokens, `adm` (admission number)
         and `session` (`session.attribute("name")` reads an attribute).
@@ -303,6 +321,7 @@ class StepStage(Burst, Stage):
         totals = self.totals() if self.spec.serve_totals else (0.0, 0.0, 0.0, 0.0)
         return sorted(self.residents, key=lambda j: keys(*self._serve_ctx(j, totals)))
 
+    @decision
     def in_batch(self, job: StepJob, plan: Plan, only: Optional[Callable[..., float]]) -> bool:
         """Policy: whether `job`, the next resident in serving order, gets tokens now.
 
@@ -315,6 +334,7 @@ class StepStage(Burst, Stage):
         predicate (`serve only (p)`), True without one."""
         return only is None or only(*self._serve_ctx(job)) != 0
 
+    @decision
     def admission_pool(self, plan: Plan) -> Optional[Any]:
         """Policy: the pool the engine admits its next waiting hold from, or None.
 
@@ -332,6 +352,14 @@ class StepStage(Burst, Stage):
         return None
 
     # -- the iteration ------------------------------------------------------------------------
+    def _end(self, _ev: Any) -> None:
+        """The iteration's end (a calendar entry)."""
+        self.sim.stamp -= 1  # the event loop counted this entry: it is the engine's own
+        self._finish()
+
+    def allow_burst(self, allowed: bool) -> None:
+        """Without fast paths an engine never handles iterations itself."""
+
     def end_of_instant(self) -> None:
         """The instant has settled: attempt an iteration if idle with work."""
         if self.running is None and (self.residents or self.queue_waiting()):

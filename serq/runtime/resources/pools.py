@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from ...core.errors import SimulationError, shortest
+from .decision import decision, overridden
 
 TOL = 1e-9  # capacity tolerance (Part 03 conventions)
 
@@ -67,7 +68,8 @@ class Pool:
         self.env = sim.env
         self.name = name
         self.index = index
-        if not spec.snapshots and type(self).evict_victim is not Pool.evict_victim:
+        cls = type(self)
+        if not spec.snapshots and overridden(cls, "evict_victim"):
             spec = replace(spec, snapshots=True)  # a policy may read an ended owner's attributes
         self.spec = spec
         self.cap = spec.cap
@@ -75,7 +77,10 @@ class Pool:
         # the built-in `evict lru` (`make_room` takes the first entry in LRU
         # order), and whether it may evict whole numbers of blocks at once
         # (blocks of whole units, no spill: what block-by-block eviction gives)
-        self.lru_builtin = spec.evict_keys is None and type(self).evict_victim is Pool.evict_victim
+        self.lru_builtin = spec.evict_keys is None and not overridden(cls, "evict_victim")
+        #: the built-in admission choice and fit rule (the fast paths may assume them)
+        self.plain_select = not overridden(cls, "select_candidate")
+        self.plain_room = not overridden(cls, "has_room")
         b = spec.block
         self.bulk_blocks = b is not None and spec.spill is None and float(b).is_integer()
         self.used = 0.0
@@ -168,7 +173,14 @@ class Pool:
                 total += max(0.0, frame.req[k] - frame.alloc[k])
         return total
 
+    def set_capacity(self, units: float) -> None:
+        """A capacity of `units` from now (a process's change, `serq.build`;
+        never below `used`). The next pool pass admits what now fits."""
+        self.cap = units
+        self.sim.stamp += 1  # the pools are no longer known to be idle
+
     # -- policies -------------------------------------------------------------------
+    @decision
     def has_room(self, units: float, frame: Any = None) -> bool:
         """Policy: do `units` more fit? (the fit rule, Part 03 §4.4).
 
@@ -183,6 +195,7 @@ class Pool:
         held = self.reserved(frame) if self.spec.reserve_held else 0.0
         return self.used + held + units <= self.cap + TOL
 
+    @decision
     def select_candidate(self) -> Any:
         """Policy: the waiting hold frame to try next (`queue fifo` / `queue by`).
 
@@ -209,6 +222,7 @@ class Pool:
                 best, best_key = frame, key
         return best
 
+    @decision
     def evict_victim(self, entries: list[CacheEntry]) -> CacheEntry:
         """Policy: the cache entry that loses units next.
 
@@ -233,6 +247,7 @@ class Pool:
                 best, best_key = e, key
         return best
 
+    @decision
     def preempt_victim(self, candidates: list[Any]) -> Any:
         """Policy: the hold frame a failed growth preempts.
 

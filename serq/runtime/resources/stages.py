@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from simpy.events import Event
 
 from ..kernel.instant import CALENDAR, Instant, fire
+from .decision import decision
 from ...core.numeric import seq_sum
 
 ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
@@ -229,6 +230,7 @@ class Fifo(Stage):
         self.waiting: deque[Job] = deque()
         self.in_service: dict[Job, None] = {}  # in the order they started
 
+    @decision
     def select_next(self) -> Job:
         """Policy: the waiting job a freed server takes (default: the oldest).
 
@@ -275,7 +277,7 @@ class Fifo(Stage):
         if self.track_work:
             self.in_service.pop(job, None)
         self._record(job, now)
-        if self.waiting:
+        if self.waiting and self.busy < self.servers:
             self._start(self.select_next())
 
     def cancel(self, job: Job) -> None:
@@ -287,11 +289,20 @@ class Fifo(Stage):
         else:
             self.in_service.pop(job, None)
             self.busy -= 1
-            if self.waiting:
+            if self.waiting and self.busy < self.servers:
                 self._start(self.select_next())
 
     def busy_count(self) -> int:
         return self.busy
+
+    def set_servers(self, count: int) -> None:
+        """`count` servers from now (a process's change, `serq.build`): more
+        start waiting jobs at once; fewer take no new job until the jobs in
+        service that exceed them have finished (nothing is preempted)."""
+        self._advance(self.env._now)
+        self.servers = count
+        while self.waiting and self.busy < self.servers:
+            self._start(self.select_next())
 
     def work(self) -> float:
         """Work of waiting jobs plus what remains of jobs in service."""
@@ -327,6 +338,7 @@ class Ps(Stage):
         self.rate = 0.0
         self.gen = 0
 
+    @decision
     def finish_order(self, job: Job) -> Any:
         """Policy: the key that orders `job` among jobs with the same finish tag.
 

@@ -20,12 +20,14 @@ from ...report.model import GaugeRow, PoolRow, Report, Series, StageRow
 from ...stats.gauges import GaugeTrace
 from ..random import rng as rngmod
 from .arrivals import OpenArrivals
-from ..compile.codegen import SessionCompiler, _Writer
+from ..compile.codegen import SessionCompiler, CodeWriter
 from ..compile.exprs import ExprCompiler, Namespace, Scope, StageDirectory
 from ..resources.flows import FlowNetwork
 from .claims import Claims
 from ..policy.guards import bind_policies
-from ..resources.engine import StepStage
+from ..fast.burst import with_fast_paths
+from ..resources.decision import overridden
+from ..resources.engine import DECISIONS, StepStage
 from ..resources.holds import HoldManager, Preempted
 from ..compile.schedule import StepCompiler
 from .tokens import TokenLog
@@ -104,9 +106,9 @@ class Simulation:
         self.tokens = TokenLog(self.warmup)
         self.step_list: list[StepStage] = []
         self.engine_ends: dict = {}  # iteration-end event -> engine (set by `_loop`)
-        from ..compile.schedule import _reads
+        from ..compile.schedule import reads_any
         self.steps = StepCompiler(self.exprs, self.slots,
-                                  claims_read_kv=_reads(prog.claims, {"kv_decode", "kv_prefill"}))
+                                  claims_read_kv=reads_any(prog.claims, {"kv_decode", "kv_prefill"}))
         ns.globals["_machine"] = self.machine
         self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
         for order, decl in enumerate(prog.stages):
@@ -217,11 +219,15 @@ class Simulation:
         count = decl.size if decl.size is not None else 1
         members: list[Stage] = []
         cls = self.policies.get(decl.name)
+        if decl.kind == "step":  # the fast paths, for the built-in decisions only
+            cls = cls or StepStage
+            if not any(overridden(cls, m) for m in DECISIONS):
+                cls = with_fast_paths(cls)
         spec = None  # step specs and ps capacities compile once pools exist
         for k in range(count):
             index = k if decl.size is not None else None
             if decl.kind == "step":
-                stage = (cls or StepStage)(self, decl.name, index, spec, self.instant, order)
+                stage = cls(self, decl.name, index, spec, self.instant, order)
                 self.step_list.append(stage)
             elif decl.shared:
                 stage = self.flows.add_stage(decl, index)
@@ -347,7 +353,7 @@ class Simulation:
         return (b(s.values.append, "ov"), b(s.times.append, "ot"),
                 b(s.sessions.append, "os"), b(s.turns.append, "on"))
 
-    def _run_target(self, st: ir.Run, scope: Scope, w: _Writer) -> str:
+    def _run_target(self, st: ir.Run, scope: Scope, w: CodeWriter) -> str:
         if len(st.stages) > 1:
             objs = []
             for ref in st.stages:
@@ -374,7 +380,7 @@ class Simulation:
             return fn
         return f"{obj}.request"
 
-    def _turn_code(self, comp: SessionCompiler, w: _Writer) -> None:
+    def _turn_code(self, comp: SessionCompiler, w: CodeWriter) -> None:
         w.emit("s.turn_no += 1.0")
         ctr = self.ns.bind(self, "sim")
         if self.warmup > 0:
