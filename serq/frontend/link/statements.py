@@ -63,7 +63,13 @@ def add_via_notes(e: SerqError, via: tuple) -> None:
 
 class StatementLinker(HoldLinker):
     """Links the statements of session code at the Session moment.
-    `leased` names the pools some hold leases (`release` may end a lease)."""
+    `leased` names the pools some hold leases (`release` may end a lease).
+    Visits every statement kind of `tree.Stmt` with its `l_` method but those
+    in `IGNORES` (tests/test_visitors.py)."""
+
+    #: Kinds gone before linking: `f(args);` expanded, calls and `mark`
+    #: rewritten by the queue rewrite, `request;` spliced by the shapes.
+    IGNORES = frozenset({"SUse", "SCall", "SMarkTime", "SRequest"})
 
     def __init__(self, res: Resolver, leased: Optional[set[str]] = None):
         self.res = res

@@ -32,7 +32,17 @@ def _order(o: Optional[S.SOrder]) -> str:
 
 
 class KernelText:
-    """Renders items; `resolve` gives the stages a serving form runs on."""
+    """Renders items; `resolve` gives the stages a serving form runs on.
+
+    Visits every item kind of `tree.Item` (`i_`) and statement kind of
+    `tree.Stmt` (`s_`) but those in `IGNORES` (tests/test_visitors.py)."""
+
+    #: Kinds gone before the kernel text is rendered: definitions and their
+    #: uses are expanded, `fn main` and `use` of libraries laid out, devices
+    #: and engines rewritten into stages and pools, queues, the pull relation,
+    #: calls and `mark` into kernel declarations and statements.
+    IGNORES = frozenset({"IUse", "IDef", "IFnMain", "IDevice", "IEngine", "IQueue", "IPull",
+                         "SUse", "SCall", "SMarkTime"})
 
     def __init__(self, resolve: Resolve, step_stages: set[str]):
         self.resolve = resolve
