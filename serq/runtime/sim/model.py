@@ -23,31 +23,32 @@ from typing import Any, Generator, Optional
 from simpy.events import Event
 
 from ...core.errors import SimulationError, shortest
+from ..policy.guards import PolicyError
 from ..resources.pools import Pool
 from ..resources.stages import Fifo, Stage
 
 
-class ChangeError(SimulationError):
+class ChangeError(PolicyError):
     """A process changed a resource against a rule: the run stops.
 
-    `resource` is the resource's label, `change` what was changed, `rule`
-    the rule broken."""
+    Checked as a policy's decisions are: `resource` is the resource's label
+    (`policy`), `change` what was changed (`method`), `rule` the rule broken."""
 
-    def __init__(self, message: str, time: float = 0.0, pos: Any = None,
-                 help: Optional[str] = None, notes: Optional[list[str]] = None,
-                 source: Optional[str] = None, resource: str = "", change: str = "",
-                 rule: str = ""):
-        super().__init__(message, time, pos, help, notes, source)
-        self.args = (message, time, pos, help, notes, source, resource, change, rule)
-        self.resource = resource
-        self.change = change
-        self.rule = rule
+    @property
+    def resource(self) -> str:
+        """The label of the resource changed."""
+        return self.policy
+
+    @property
+    def change(self) -> str:
+        """What was changed (`servers`, `request`, `capacity`)."""
+        return self.method
 
 
 def _refuse(obj: Any, change: str, what: str, rule: str) -> ChangeError:
     kind = "pool" if isinstance(obj, Pool) else "stage"
     return ChangeError(f"{change} of {kind} `{obj.label}` {what}", obj.env.now,
-                       help=f"the rule: {rule}", resource=obj.label, change=change, rule=rule)
+                       help=f"the rule: {rule}", policy=obj.label, method=change, rule=rule)
 
 
 class OutOfService(Event):
