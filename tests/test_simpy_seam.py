@@ -120,27 +120,24 @@ run { horizon 100; }
 """
 
 
+def _capacity_at(time: float, units: float):
+    """The report of POOLED with the pool's capacity set to `units` at `time`."""
+    model = serq.build(serq.load(source=POOLED))
+    slots = model.pool("slots")
+
+    def change(env):
+        yield env.timeout(time)
+        slots.capacity = units
+
+    model.process(change(model.env))
+    return model.run()
+
+
 def test_a_pool_grows_at_a_known_time_and_admits_the_waiting_hold():
     # two sessions at 0, one slot: the second waits for the first (done at
     # 10, 20) unless the capacity becomes 2 at 4 (done at 10, 14)
     plain = serq.run(serq.load(source=POOLED)).observe("done")
     assert sorted(plain.samples) == [10, 20]
-    model = serq.build(serq.load(source=POOLED))
-    slots = model.pool("slots")
-
-    def grow(env):
-        yield env.timeout(4)
-        slots.capacity = 2
-
-    model.process(grow(model.env))
-    assert sorted(model.run().observe("done").samples) == [10, 14]
+    assert sorted(_capacity_at(4, 2).observe("done").samples) == [10, 14]
     with pytest.raises(ChangeError, match="at least the units held"):
-        model2 = serq.build(serq.load(source=POOLED))
-        p = model2.pool("slots")
-
-        def shrink(env):
-            yield env.timeout(1)
-            p.capacity = 0.5
-
-        model2.process(shrink(model2.env))
-        model2.run()
+        _capacity_at(1, 0.5)  # one unit is held at 1
