@@ -1,10 +1,13 @@
 """MkDocs hooks of the documentation site (mkdocs.yml: `hooks:`).
 
-`on_files` adds the page `cli.md`, the command-line reference, generated
-from serq-simpy's argparse parser at build time: every command, its usage
-line and every option with its help text. It is never written by hand, so
-it cannot fall behind the parser. `render_cli_reference()` is also what
-tests/test_docs.py checks.
+`on_files` adds two generated pages. `cli.md`, the command-line
+reference, from serq-simpy's argparse parser at build time: every command,
+its usage line and every option with its help text. `policy-classes.md`,
+from the policy classes of `serq.policies`: each class's members (its
+decisions, with their signatures and docstrings) and the state a policy
+may read (`serq.policies.READABLE`). Neither is written by hand, so neither
+can fall behind the code. `render_cli_reference()` and
+`render_policy_classes()` are also what the tests check.
 """
 from __future__ import annotations
 
@@ -26,8 +29,8 @@ given after a `--` that follows the options:
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The CLI's parser (serq.cli builds it in a function)."""
-    from serq import cli
+    """The CLI's parser (serq.cli.commands builds it in a function)."""
+    from serq.cli import commands as cli
     return cli._parser()  # noqa: SLF001 - the one parser the CLI uses
 
 
@@ -85,8 +88,56 @@ def render_cli_reference() -> str:
     return "\n".join(out) + "\n"
 
 
+POLICY_INTRO = """\
+# The policy classes
+
+This page is generated from `serq.policies` when the site is built: every
+member a policy subclass inherits, and the state of the resource it may
+read. [Policies in Python](policies.md) explains binding, the checks and
+three worked examples.
+
+A policy subclass inherits only the members below; the runtime's resource
+class (its SimPy machinery, statistics and fast paths) is joined to the
+policy when it is bound, not inherited. Read only the state listed for a
+class: everything else on a running resource is the runtime's own.
+"""
+
+
+def policy_members(cls: type) -> list[str]:
+    """The members a subclass of `cls` inherits (object's aside)."""
+    return sorted(n for n in dir(cls) if n not in dir(object)
+                  and not (n.startswith("__") and n.endswith("__")))
+
+
+def render_policy_classes() -> str:
+    """The Markdown of the policy classes page."""
+    import inspect
+
+    import serq.policies as P
+    out = [POLICY_INTRO]
+    for cls in (P.Fifo, P.Ps, P.Delay, P.Pool, P.StepStage):
+        out += [f"## `{cls.__name__}`", "", inspect.getdoc(cls) or "", ""]
+        members = policy_members(cls)
+        decisions = P.POLICY_METHODS[cls]
+        out += ["**Members:** " + (", ".join(f"`{m}`" for m in members) or "none") + ".", ""]
+        state = P.readable_state(cls)
+        if state:
+            out += ["| state | what it is |", "|---|---|"]
+            out += [f"| `{name}` | {_cell(text)} |" for name, text in state.items()]
+            out.append("")
+        for name in members:
+            fn = getattr(cls, name)
+            kind = "decision" if name in decisions else "read-only helper"
+            sig = str(inspect.signature(fn)).replace("(self, ", "(").replace("(self)", "()")
+            sig = sig.replace("'", "")
+            out += [f"### `{cls.__name__}.{name}{sig}`", "", f"*{kind}*", "",
+                    inspect.getdoc(fn) or "", ""]
+    return "\n".join(out) + "\n"
+
+
 def on_files(files: Any, config: Any) -> Any:
-    """Add the generated `cli.md` to the site's files."""
+    """Add the generated `cli.md` and `policy-classes.md` to the site's files."""
     from mkdocs.structure.files import File
     files.append(File.generated(config, "cli.md", content=render_cli_reference()))
+    files.append(File.generated(config, "policy-classes.md", content=render_policy_classes()))
     return files

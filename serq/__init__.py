@@ -16,18 +16,18 @@ Policies: subclass a resource class of `serq.policies` and bind it by name,
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .core.version import __version__  # noqa: E402
 
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-from .api import compile, load, run  # noqa: E402
+from .api import build, compile, load, run  # noqa: E402
 
 if TYPE_CHECKING:  # for type checkers and the API reference; imported lazily below
     from .report.model import Report
     from .study import capacity, compare, replicate, sweep
 
-__all__ = ["Report", "capacity", "compare", "compile", "load", "replicate", "run", "sweep",
-           "__version__"]
+__all__ = ["Report", "build", "capacity", "compare", "compile", "load", "replicate", "run",
+           "sweep", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,8 +14,8 @@ import copy
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
-from . import ir
-from .errors import LinkError
+from .core import ir
+from .core.errors import LinkError
 
 if TYPE_CHECKING:  # the report (and numpy) is imported by `run` only
     from .report.model import Report
@@ -110,12 +110,12 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     `.report` covers the time simulated so far. A zero-time cycle or a clock
     that cannot advance stops it with a `SimulationError` within about a
     second of wall time."""
-    from .runtime.simulation import Simulation
+    from .runtime.sim.simulation import Simulation
     prog = copy.copy(program)
     prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
                                  arrivals=arrivals)
-    from .deep import call_deep
-    from .errors import SerqError
+    from .core.deep import call_deep
+    from .core.errors import SerqError
     sim = None
     try:
         sim = call_deep(Simulation, prog, policies=policies, scheme=scheme, progress=progress,
@@ -124,10 +124,30 @@ def run(program: ir.Program, *, seed: Optional[int] = None, horizon: Optional[fl
     except SerqError:
         raise
     except Exception as exc:
-        from .runtime.policy_failure import policy_failure  # (imports traceback, inspect)
+        from .runtime.policy.policy_failure import policy_failure  # (imports traceback, inspect)
         err = policy_failure(exc, policies, sim.env.now if sim is not None else 0.0)
         if err is None:
             raise
         raise err from None
     report.name_series()
     return report
+
+
+def build(program: ir.Program, *, seed: Optional[int] = None,
+          horizon: Optional[float] = None, warmup: Optional[float] = None,
+          arrivals: Optional[int] = None,
+          policies: Optional[Mapping[str, Union[type, str]]] = None,
+          scheme: str = "0.1.5") -> Any:
+    """The simulation of `program`, built but not run: a `Model`
+    (docs/guide/simpy.md). `model.env` is its `simpy.Environment`,
+    `model.stage(name)` and `model.pool(name)` its resources as a SimPy
+    process meets them, `model.process(gen)` adds a process beside the
+    sessions and `model.run()` simulates and returns the `Report`. The
+    arguments are `run`'s."""
+    from .core.deep import call_deep
+    from .runtime.sim.model import Model
+    from .runtime.sim.simulation import Simulation
+    prog = copy.copy(program)
+    prog.settings = settings_for(program, seed=seed, horizon=horizon, warmup=warmup,
+                                 arrivals=arrivals)
+    return Model(call_deep(Simulation, prog, policies=policies, scheme=scheme))

@@ -19,7 +19,7 @@ or `serq-simpy run FILE --policy engine=package.module:MyEngine`.
 
 Each method's docstring says what it receives, what it returns and which
 rule the runtime checks after it (only for methods a subclass overrides;
-`serq.runtime.guards`). A broken rule stops the run with a `PolicyError`
+`serq.runtime.policy.guards`). A broken rule stops the run with a `PolicyError`
 naming the policy, the method and the rule. `Delay` has no decision; it is
 listed so that a `delay` stage can be bound to a subclass too.
 
@@ -29,13 +29,15 @@ A session's attributes are read by their program names:
 """
 from __future__ import annotations
 
-from .runtime.engine import Plan, StepJob, StepStage
-from .runtime.guards import POLICY_METHODS, PolicyBindingError, PolicyError, load_policy
-from .runtime.holds import HoldFrame
-from .runtime.pools import CacheEntry, Pool
-from .runtime.stages import Delay, Fifo, Job, Ps
+from .runtime.policy.classes import READABLE, Delay, Fifo, Pool, Ps, StepStage, readable_state
+from .runtime.policy.guards import POLICY_METHODS, PolicyBindingError, PolicyError, load_policy
+from .runtime.resources.engine import Plan, StepJob
+from .runtime.resources.holds import HoldFrame
+from .runtime.resources.pools import CacheEntry
+from .runtime.resources.stages import Job
 
 __all__ = [
     "CacheEntry", "Delay", "Fifo", "HoldFrame", "Job", "POLICY_METHODS", "Plan",
-    "PolicyBindingError", "PolicyError", "Pool", "Ps", "StepJob", "StepStage", "load_policy",
+    "PolicyBindingError", "PolicyError", "Pool", "Ps", "READABLE", "StepJob", "StepStage",
+    "load_policy", "readable_state",
 ]

@@ -43,9 +43,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import serq  # noqa: E402
-from serq.errors import SerqError  # noqa: E402
+from serq.core.errors import SerqError  # noqa: E402
 from serq.report.json_report import to_dict  # noqa: E402
-from serq.runtime.watchdog import RunStopped, interrupt_all  # noqa: E402
+from serq.runtime.watch.watchdog import RunStopped, interrupt_all  # noqa: E402
 
 from oracle import UNCOMPARED, compare_reports, interpreter  # noqa: E402
 from program_gen import KINDS, TRACE_NAME, Program, generate, kinds  # noqa: E402

@@ -20,7 +20,7 @@ DOCS = os.path.join(ROOT, "docs")
 
 #: The languages a block may have and what the test does with each.
 CHECKED = {"sq", "sq-refused", "sq-run-error", "console", "python"}
-SHOWN = {"text", "json", "toml"}
+SHOWN = {"text", "json", "toml", "mermaid"}
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`]*)$")
 _SNIPPET = re.compile(r'^\s*--8<--\s+"(?P<path>[^"]+)"\s*$')

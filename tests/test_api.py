@@ -158,7 +158,7 @@ def test_compile_is_load_with_pyserq_signature(program_file):
 
 def test_run_settings_errors_are_clear(program_file):
     prog = serq.load(str(program_file))
-    with pytest.raises(serq.errors.LinkError, match="warmup must be below the horizon"):
+    with pytest.raises(serq.core.errors.LinkError, match="warmup must be below the horizon"):
         serq.run(prog, horizon=10, warmup=20)
 
 

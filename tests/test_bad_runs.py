@@ -13,7 +13,7 @@ import time
 import pytest
 
 import serq
-from serq.errors import SimulationError
+from serq.core.errors import SimulationError
 from serq.frontend import load
 
 HERE = os.path.dirname(__file__)

@@ -1,4 +1,4 @@
-"""A step engine's bursts change nothing (serq/runtime/burst.py).
+"""A step engine's bursts change nothing (serq/runtime/fast/burst.py).
 
 Between events of the rest of the model an engine handles its own quiet
 iterations (settles itself, ends iterations inline, replays a steady decode
@@ -17,7 +17,7 @@ import pytest
 
 import serq
 from serq.report.json_report import to_dict
-from serq.runtime.simulation import Simulation
+from serq.runtime.sim.simulation import Simulation
 
 CASES = [
     # (program, sets, seed, horizon, warmup, arrivals)
@@ -115,7 +115,7 @@ def test_bursts_with_a_progress_line():
 def test_bursts_handle_most_iterations(monkeypatch):
     """Most iterations of the benchmark's program never reach the calendar:
     their ends are handled inline (without bursts every one is an entry)."""
-    import serq.runtime.engine as engine_mod
+    import serq.runtime.resources.engine as engine_mod
     calls = {"n": 0}
     push = engine_mod.heappush
 

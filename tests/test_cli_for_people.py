@@ -14,8 +14,8 @@ import sys
 import pytest
 
 import serq
-from serq.cli import _parser
-from serq.errors import SerqError
+from serq.cli.commands import _parser
+from serq.core.errors import SerqError
 from serq.report.numbers import DASH, mean_cells, row_decimals, sig
 from serq.report.text_report import to_text
 from serq.report.trust import findings, lag1_correlation, trend_z

@@ -1,4 +1,4 @@
-"""Closed runs of engine iterations change nothing (serq/runtime/burst.py, serq/runtime/closed.py).
+"""Closed runs of engine iterations change nothing (serq/runtime/fast/burst.py, serq/runtime/fast/closed.py).
 
 Between events of the rest of the model an engine plans its default body
 itself and runs whole stretches of iterations inline (`_closed`), long ones
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import serq
-import serq.runtime.closed as burst_mod
+import serq.runtime.fast.closed as burst_mod
 from serq.report.json_report import to_dict
-from serq.runtime.engine import StepStage
-from serq.runtime.simulation import Simulation
+from serq.runtime.resources.engine import StepStage
+from serq.runtime.sim.simulation import Simulation
 
 from engine_programs import program
 
@@ -169,8 +169,8 @@ def test_several_engines_keep_their_plans_and_relay(monkeypatch):
     iterations happened meanwhile (`kept`), a burst hands over to the engine
     whose iteration ends next (relay) instead of returning to the event
     loop, and holds grow inline -- and the report is the event loop's."""
-    import serq.runtime.burst as burst_mod_burst
-    from serq.runtime.burst import Burst
+    import serq.runtime.fast.burst as burst_mod_burst
+    from serq.runtime.fast.burst import Burst
     prog = serq.load("examples/multi-turn/replica.sq")
     prog.settings = serq.api.settings_for(prog, horizon=150.0, warmup=20.0)
     slow, _ = _report(prog, True)
@@ -220,7 +220,7 @@ def test_whole_steps_of_fractional_positions():
     tests `pos + 1.0 - alloc > TOL` after each step; across a power of two
     it is left to that loop (None)."""
     from types import SimpleNamespace
-    from serq.runtime.holds import TOL
+    from serq.runtime.resources.holds import TOL
     rng = random.Random(7)
     seen = {"whole": 0, "none": 0}
     for _ in range(4000):

@@ -3,7 +3,7 @@
 `Simulation` runs a program without pools, engines, gauges or `arrivals N`
 in `_simple_loop`, with sessions that end without a calendar entry, and an
 open arrival there starts its session at once instead of through a start
-entry (serq/runtime/process.py). Each shortcut is turned off here in turn
+entry (serq/runtime/kernel/process.py). Each shortcut is turned off here in turn
 and the reports must be byte-identical.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 import serq
 from serq.report.json_report import to_json
-from serq.runtime import simulation as simmod
-from serq.runtime.process import AnnouncedSessionProcess
+from serq.runtime.sim import simulation as simmod
+from serq.runtime.kernel.process import AnnouncedSessionProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -82,5 +82,5 @@ def test_session_error_is_raised():
     # a negative amount stops the run with the statement's message (Part 01 §8)
     src = ("stage s : fifo;\nworkload { arrive poisson(1); }\n"
            "session { turn; run s (~uniform(-2, -1)); }\nrun { horizon 10; }\n")
-    with pytest.raises(serq.errors.SimulationError, match="run s"):
+    with pytest.raises(serq.core.errors.SimulationError, match="run s"):
         serq.run(serq.load(source=src))

@@ -25,7 +25,7 @@ import pytest
 
 import serq
 from serq.frontend import load
-from serq.errors import SerqError
+from serq.core.errors import SerqError
 from serq.report.json_report import to_dict
 
 HERE = os.path.dirname(os.path.abspath(__file__))

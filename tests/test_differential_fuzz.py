@@ -20,7 +20,7 @@ import os
 import pytest
 
 import serq
-from serq.errors import SimulationError
+from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
 
 from differential_fuzz import (CASES, DEPARTURES, Campaign, campaign, classify, coverage_table,

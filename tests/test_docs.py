@@ -32,7 +32,7 @@ import sys
 import pytest
 
 import serq
-from serq.errors import SerqError
+from serq.core.errors import SerqError
 
 from docs_blocks import CHECKED, ROOT, SHOWN, Block, all_blocks, block_after, commands
 

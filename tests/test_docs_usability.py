@@ -14,7 +14,7 @@ import sys
 import pytest
 from test_study_cli import _run  # the CLI's exit status, stdout and stderr
 
-from serq.cli import _parser
+from serq.cli.commands import _parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MG1 = "examples/single-turn/mg1.sq"

@@ -1,7 +1,7 @@
 """Fleet scale (issue 28): the work of an event does not grow with the number
 of replicas, and the fast paths change no result.
 
-* The fleet index (serq/runtime/fleet.py) is checked against full scans
+* The fleet index (serq/runtime/sim/fleet.py) is checked against full scans
   after every event by the invariant checker, and the run with the checker
   (no bursts, no leapfrog) gives the report of the run without it, byte for
   byte: the loop's answer is the scan's.
@@ -20,8 +20,8 @@ import os
 
 import serq
 from serq.report.json_report import to_json
-from serq.runtime import closed
-from serq.runtime.simulation import Simulation
+from serq.runtime.fast import closed
+from serq.runtime.sim.simulation import Simulation
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLICA = os.path.join(ROOT, "examples", "multi-turn", "replica.sq")

@@ -17,7 +17,7 @@ import time
 import pytest
 
 import serq
-from serq.errors import SimulationError
+from serq.core.errors import SimulationError
 from serq.frontend import load
 from serq.report.json_report import to_dict
 
@@ -506,7 +506,7 @@ def test_parallel_tools_against_reference(parallel):
 def test_push_example_keeps_the_pool_invariants():
     """The invariant checker (which also turns the engines' bursts off)
     finds nothing in the push example, and the report is the same."""
-    from serq.runtime.simulation import Simulation
+    from serq.runtime.sim.simulation import Simulation
     prog = load(PUSH, horizon=200, warmup=20)
     checked = to_dict(Simulation(prog, check_invariants=True).run())
     plain = to_dict(serq.run(load(PUSH, horizon=200, warmup=20)))

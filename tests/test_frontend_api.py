@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from serq.errors import LinkError, ParseError, SerqError, UsageError
+from serq.core.errors import LinkError, ParseError, SerqError, UsageError
 from serq.frontend import load, summary
 
 import test_frontend_examples as examples

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from serq.errors import LinkError, ParseError
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load
 
 HERE = os.path.dirname(__file__)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from serq import ir
-from serq.errors import LinkError
+from serq.core import ir
+from serq.core.errors import LinkError
 from serq.frontend import load, summary
 
 DATA = os.path.join(os.path.dirname(__file__), "data")

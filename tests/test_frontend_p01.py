@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from serq import ir
-from serq.errors import LinkError, ParseError
+from serq.core import ir
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load
-from serq.frontend.lexer import lex, number_value
+from serq.frontend.parse.lexer import lex, number_value
 
 BASE = "stage d : delay;\nworkload { arrive batch(1); }\n"
 
@@ -136,7 +136,7 @@ E2 = "let a = 1; let b = a * 2;\n" + session("observe o = a * 100 + b;")
 
 
 def e2_value(**kw) -> float:
-    from serq.frontend.resolve import fold
+    from serq.frontend.link.resolve import fold
     return fold(observed(E2, **kw)["o"])
 
 

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from serq import ir
-from serq.errors import LinkError, ParseError
+from serq.core import ir
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load, summary
-from serq.frontend.trace import read_trace
+from serq.frontend.link.trace import read_trace
 
 
 def prog(text: str, **kw) -> ir.Program:

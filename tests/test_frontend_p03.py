@@ -11,10 +11,10 @@ import dataclasses
 
 import pytest
 
-from serq import ir
-from serq.errors import LinkError, ParseError
+from serq.core import ir
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load, summary
-from serq.frontend.lower import ir_stmts
+from serq.frontend.link.lower import ir_stmts
 
 # ---------------------------------------------------------------- examples
 # The flat forms observe `adm` where the spec's 0.1.3 examples observe

@@ -16,10 +16,10 @@ import math
 
 import pytest
 
-from serq import ir
-from serq.errors import LinkError, ParseError
+from serq.core import ir
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load
-from serq.frontend.lower import ir_stmts
+from serq.frontend.link.lower import ir_stmts
 
 INF = math.inf
 SERVER = ("server { run engine prefill (n); observe ttft = now; "

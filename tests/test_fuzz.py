@@ -30,8 +30,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 import serq
-from serq.errors import SerqError
-from serq.runtime.watchdog import RunStopped, interrupt_all
+from serq.core.errors import SerqError
+from serq.runtime.watch.watchdog import RunStopped, interrupt_all
 
 from fuzz_programs import mutants, programs
 
@@ -167,7 +167,7 @@ def test_the_short_profiles_ran_programs():
 _REPORTS = r"""
 import hashlib, sys
 import serq
-from serq.errors import SerqError
+from serq.core.errors import SerqError
 from serq.report.json_report import to_json
 for path in sys.argv[2:]:
     try:

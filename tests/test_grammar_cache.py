@@ -1,4 +1,4 @@
-"""The grammar's metamodel, built once per installation (serq/frontend/grammar.py).
+"""The grammar's metamodel, built once per installation (serq/frontend/parse/grammar.py).
 
 A metamodel read back from the cache must parse exactly as the one textX
 builds: the same programs for every example, the same errors for every bad
@@ -17,8 +17,9 @@ import sys
 
 import pytest
 
-from serq.errors import LinkError, ParseError
-from serq.frontend import grammar, load, parser
+from serq.core.errors import LinkError, ParseError
+from serq.frontend.parse import grammar, parser
+from serq.frontend import load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True))
@@ -121,7 +122,7 @@ def test_grammar_ships_in_the_package():
 
 
 def test_check_imports_nothing_heavy(tmp_path):
-    code = ("import sys; from serq.cli import main; rc = main(['check', sys.argv[1]]); "
+    code = ("import sys; from serq.cli.commands import main; rc = main(['check', sys.argv[1]]); "
             "print(sorted(m for m in ('numpy', 'scipy', 'simpy', 'randomgen') if m in sys.modules))")
     env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", code, os.path.join(ROOT, "examples", "single-turn",

@@ -5,7 +5,7 @@ import os
 import random
 
 import serq
-from serq.runtime.pools import CacheEntry, Pool, _lru_key
+from serq.runtime.resources.pools import CacheEntry, Pool, _lru_key
 from serq.stats.gauges import LogHistogram
 
 
@@ -82,8 +82,8 @@ def test_final_gaps_reach_each_stage_in_order(monkeypatch):
     from array import array
     from types import SimpleNamespace
 
-    from serq.runtime import tokens
-    from serq.runtime.tokens import TokenLog, TokenState
+    from serq.runtime.sim import tokens
+    from serq.runtime.sim.tokens import TokenLog, TokenState
     monkeypatch.setattr(tokens, "FINAL_CHUNK", 50)
 
     class Stage:
@@ -134,7 +134,7 @@ def test_client_rows_are_the_kept_rows_by_time_then_as_recorded():
     import tracemalloc
 
     from serq.report.model import Series
-    from serq.runtime.tokens import ClientRows
+    from serq.runtime.sim.tokens import ClientRows
     rng = random.Random(31)
     rows = ClientRows()
     plain = []
@@ -192,7 +192,7 @@ def test_whole_steps_match_the_loop():
     # the loop's value after every step j up to it
     from types import SimpleNamespace
 
-    from serq.runtime.closed import EPS, _whole_steps
+    from serq.runtime.fast.closed import EPS, _whole_steps
     rng = random.Random(11)
     values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
     values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]
@@ -251,7 +251,7 @@ def test_whole_steps_refuse_a_hold_moved_by_two_runs():
     # (a - p steps) does not apply, whatever the number of holds
     from types import SimpleNamespace
 
-    from serq.runtime.closed import _whole_steps
+    from serq.runtime.fast.closed import _whole_steps
     shared = SimpleNamespace(pos=[0.0, 3.0], alloc=[16.0, 16.0])
     other = SimpleNamespace(pos=[5.0], alloc=[16.0])
     runs = [(SimpleNamespace(remaining=50.0), 1.0), (SimpleNamespace(remaining=60.0), 1.0)]
@@ -269,7 +269,7 @@ def test_budget_left_adds_the_wants_in_order():
     # resident order (fails when a want, its order or the clamp is off)
     from types import SimpleNamespace
 
-    from serq.runtime.engine import StepStage
+    from serq.runtime.resources.engine import StepStage
     rng = random.Random(13)
     for trial in range(400):
         st = StepStage.__new__(StepStage)
@@ -291,7 +291,7 @@ def test_served_queues_are_the_served_pools_queues():
     # `queue_waiting` reads the queues of the pools naming the engine in
     # `admit via`, kept as the lists themselves at build time: they must be
     # those pools' queues, in order, and see a waiting hold as it joins
-    from serq.runtime.simulation import Simulation
+    from serq.runtime.sim.simulation import Simulation
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sim = Simulation(serq.load(os.path.join(root, "examples", "pd-disaggregation",
                                             "llmd_nixl_pull.sq")))
@@ -348,7 +348,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
     # the wrong place is read or the order of the additions changes)
     from types import SimpleNamespace
 
-    from serq.runtime.engine import StepStage
+    from serq.runtime.resources.engine import StepStage
     rng = random.Random(19)
     mem, other, third = object(), object(), object()
     st = StepStage.__new__(StepStage)
@@ -385,7 +385,7 @@ def test_a_computed_index_reads_the_member_or_reports_the_index():
     # (`exprs.Members`); a value that is not a whole number in range still
     # stops the run with the index checker's message (Part 01 §4.3). The
     # member served is the one the value names (-0 is member 0)
-    from serq.errors import SimulationError
+    from serq.core.errors import SimulationError
 
     def run(index: str):
         src = f"""
@@ -416,7 +416,7 @@ def test_fmin_fmax_are_the_nan_ignoring_definitions():
     # NaNs: the second; equal numbers, 0.0 and -0.0 too: the first)
     import math
 
-    from serq.runtime.numeric import fmax, fmin
+    from serq.core.numeric import fmax, fmin
 
     def ref_min(a, b):
         if a != a:
@@ -445,7 +445,7 @@ def test_floor_ceil_keep_nan_and_infinities():
     # `x - x` not being 0), every finite value rounded as a float
     import math
 
-    from serq.runtime.numeric import ceil, floor
+    from serq.core.numeric import ceil, floor
     for x in (math.nan, math.inf, -math.inf):
         assert floor(x) is x and ceil(x) is x
     for x in (0.0, -0.0, 0.5, -0.5, 2.0, -2.0, 1e300, -1e300, 4503599627370495.5, 1e-300, 7):

@@ -1,4 +1,4 @@
-"""Two engines whose iteration ends alternate (serq/runtime/leapfrog.py):
+"""Two engines whose iteration ends alternate (serq/runtime/fast/leapfrog.py):
 the loop that handles both must leave every report as the event loop does,
 end by end. The invariant checker turns bursts (and with them the loop) off,
 so a checked run is the per-event path; the programs below are made for the
@@ -12,8 +12,8 @@ import pytest
 
 import serq
 from serq.report.json_report import to_dict
-from serq.runtime import burst, leapfrog
-from serq.runtime.simulation import Simulation
+from serq.runtime.fast import burst, leapfrog
+from serq.runtime.sim.simulation import Simulation
 
 
 def source(cap: int = 3000, lam: float = 3, c1: str = "0.0011", engines: int = 2) -> str:

@@ -13,9 +13,9 @@ import time
 import pytest
 
 import serq
-from serq.errors import ParseError, SerqError
+from serq.core.errors import ParseError, SerqError
 from serq.report.text_report import to_text
-from serq.runtime.watchdog import RunStopped
+from serq.runtime.watch.watchdog import RunStopped
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MG1 = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
@@ -122,7 +122,7 @@ def _cli(*args):
     """`serq-simpy ARGS` in this process (standard output and error captured)."""
     import contextlib
     import io
-    from serq.cli import main
+    from serq.cli.commands import main
     out, err = io.StringIO(), io.StringIO()
     out.fileno = sys.__stdout__.fileno  # an open stream, as a terminal or a pipe is
     cwd = os.getcwd()

@@ -11,8 +11,8 @@ import pytest
 
 import serq
 from serq.api import settings_for
-from serq.runtime.simulation import Simulation
-from serq.runtime.watchdog import RunStopped, rss_bytes
+from serq.runtime.sim.simulation import Simulation
+from serq.runtime.watch.watchdog import RunStopped, rss_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VLLM = os.path.join(ROOT, "examples", "multi-turn", "vllm.sq")

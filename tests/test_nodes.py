@@ -1,4 +1,4 @@
-"""`@node` (serq/nodes.py): dataclasses whose methods are compiled on first use.
+"""`@node` (serq/core/nodes.py): dataclasses whose methods are compiled on first use.
 
 Each `@node` class must behave as the `@dataclass` class with the same
 fields: the same `__init__` signature and defaults, `repr`, equality,
@@ -16,9 +16,9 @@ from typing import Optional
 
 import pytest
 
-from serq import ir
-from serq.frontend import syntax
-from serq.nodes import node
+from serq.core import ir
+from serq.frontend.syntax import tree as syntax
+from serq.core.nodes import node
 
 
 def _declare(decorate):

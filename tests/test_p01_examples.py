@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from serq.errors import LinkError
+from serq.core.errors import LinkError
 from serq.report.json_report import to_dict
 
 from e2e_util import assert_close, load, run, values
@@ -505,7 +505,7 @@ def test_p01_7_4_constant_negative_amount_is_link_error():
 
 
 def test_p01_7_4_computed_negative_amount_is_runtime_error():
-    from serq.errors import SimulationError
+    from serq.core.errors import SimulationError
     with pytest.raises(SimulationError):
         run("""
             stage d : delay;
@@ -516,7 +516,7 @@ def test_p01_7_4_computed_negative_amount_is_runtime_error():
 
 
 def test_p01_8_2_computed_guard_runtime_error():
-    from serq.errors import SimulationError
+    from serq.core.errors import SimulationError
     with pytest.raises(SimulationError) as exc:
         run("""
             stage d : delay;

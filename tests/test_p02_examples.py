@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from serq.errors import LinkError, SimulationError
+from serq.core.errors import LinkError, SimulationError
 from serq.report.json_report import to_dict
 
 from e2e_util import (assert_close, data, load, per_session, run, sessions,

@@ -27,7 +27,7 @@ import textwrap
 import pytest
 
 import serq
-from serq.errors import LinkError
+from serq.core.errors import LinkError
 from serq.report.json_report import to_dict
 
 from e2e_util import assert_close, run

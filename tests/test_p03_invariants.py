@@ -4,7 +4,7 @@ Part 03 §1: in every configuration reachable between events
 `used + cached ≤ cap` (tolerance 1e-9); no unit is held twice; every
 holder's allocation is what its hold asked for (block-rounded, grown). The
 runtime checks these after every event when the simulation is built with
-`serq.runtime.simulation.Simulation(program, check_invariants=True)`; a
+`serq.runtime.sim.simulation.Simulation(program, check_invariants=True)`; a
 violation stops the run with a `SimulationError`. (One exception to the
 first, which the reference shares and the checker allows: a preempted hold
 that never advanced may cache more than it frees; tests/test_pool_overhang.py.)
@@ -21,7 +21,7 @@ that never advanced may cache more than it frees; tests/test_pool_overhang.py.)
   invariants visible from outside (time averages, observed `used`/`free`)
   and be identical to a run without the checker (checking never changes
   the run).
-* The policy seam: a user subclass of `serq.runtime.pools.Pool` bound with
+* The policy seam: a user subclass of `serq.runtime.resources.pools.Pool` bound with
   `serq.run(prog, policies={"kv": MyPool})` whose `evict_victim(self,
   entries)` returns something that is not one of the entries it was given
   (a made-up object, None, a copy, an entry already evicted) must stop the
@@ -39,10 +39,10 @@ import textwrap
 import pytest
 
 import serq
-from serq.errors import SimulationError
+from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
-from serq.runtime.pools import Pool
-from serq.runtime.simulation import Simulation
+from serq.runtime.resources.pools import Pool
+from serq.runtime.sim.simulation import Simulation
 
 import test_p03_examples as ex
 
@@ -365,7 +365,7 @@ def test_p03_invariant_checker_catches_an_overfull_pool():
     # drives `used` above the cap, and the checked run stops with a SimulationError.
     # `has_room` is the runtime's fit-rule policy; skip if this runtime has no such seam.
     if not hasattr(Pool, "has_room"):
-        pytest.skip("serq.runtime.pools.Pool has no has_room policy")
+        pytest.skip("serq.runtime.resources.pools.Pool has no has_room policy")
 
     class Lax(Pool):
         def has_room(self, *args, **kwargs):

@@ -15,8 +15,8 @@ import re
 import pytest
 
 import serq
-from serq.cli import _to_json
-from serq.errors import LinkError, ParseError
+from serq.cli.commands import _to_json
+from serq.core.errors import LinkError, ParseError
 from serq.frontend import load
 from serq.report.json_report import to_dict
 
@@ -436,7 +436,7 @@ def test_p05_w2_llmd_within_reference_intervals():
 
 def test_p05_check_kernel_prints_the_rewrite(tmp_path, capsys):
     """`serq-simpy check --kernel` prints §2.12's session as the spec does."""
-    from serq.cli import main
+    from serq.cli.commands import main
     f = tmp_path / "w1.sq"
     f.write_text(W1)
     assert main(["check", "--kernel", str(f)]) == 0

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from serq.runtime import distributions as D
-from serq.runtime.chacha import chacha12_block
-from serq.runtime.rng import (
+from serq.runtime.random import distributions as D
+from serq.runtime.random.chacha import chacha12_block
+from serq.runtime.random.rng import (
     HAVE_RANDOMGEN, M64, Stream, arrival_stream, derive, derive_013, evict_stream,
     key_words, load_randomgen, machine_stream, session_stream, trace_stream, workload_stream,
 )
@@ -105,7 +105,7 @@ def test_p07_uniform_is_top_53_bits(pure):
 def test_p07_randomgen_matches_pure_python(seed):
     # §12: 600 interleaved u64, u32, uniform and ranged reads per seed, with
     # randomgen and with the pure-Python ChaCha12.
-    load_randomgen()  # else a process's first fetches skip it (serq.runtime.rng._source)
+    load_randomgen()  # else a process's first fetches skip it (serq.runtime.random.rng._source)
     fast, pure = Stream(seed), Stream(seed, pure=True)
     ops = random.Random(seed)
     for i in range(600):

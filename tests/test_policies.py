@@ -17,7 +17,7 @@ import pytest
 import serq
 from serq.policies import (Delay, Fifo, Pool, PolicyBindingError, PolicyError, Ps,
                            StepStage)
-from serq.runtime.guards import POLICY_METHODS, guarded
+from serq.runtime.policy.guards import POLICY_METHODS, guarded
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -1,4 +1,4 @@
-"""Pool rules at their edges (`serq/runtime/pools.py`, spec Part 03), where
+"""Pool rules at their edges (`serq/runtime/resources/pools.py`, spec Part 03), where
 mutation testing found no test looking: the `reserve held` fit rule within
 one unit of the cap, `queue by (waited)` run with its admission order
 checked, `mean_cached` around a `drop`, and piece-by-piece eviction that

@@ -35,10 +35,10 @@ from pathlib import Path
 import pytest
 
 import serq
-from serq.errors import SimulationError
+from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
-from serq.runtime.pools import Pool
-from serq.runtime.simulation import Simulation
+from serq.runtime.resources.pools import Pool
+from serq.runtime.sim.simulation import Simulation
 
 from engine_programs import program
 from oracle import UNCOMPARED, assert_reports_match, requires, run_reference

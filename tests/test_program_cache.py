@@ -1,4 +1,4 @@
-"""The cache of loaded programs (serq/program_cache.py) behind `serq-simpy run`.
+"""The cache of loaded programs (serq/cli/program_cache.py) behind `serq-simpy run`.
 
 A run whose program comes from the cache prints exactly what a run that
 loads it prints (report and standard error), without the front end; an
@@ -20,8 +20,8 @@ import warnings
 
 import pytest
 
-from serq import cli, program_cache
-from serq.errors import SerqError
+from serq.cli import commands as cli, program_cache
+from serq.core.errors import SerqError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRACE = os.path.join(ROOT, "tests", "data", "trace_short.csv")
@@ -126,9 +126,9 @@ def test_front_end_sources_are_in_the_key(tmp_path, cache, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _run(capsys, "main.sq")
     stamp = program_cache.sources_stamp()
-    assert any(p.endswith(os.path.join("frontend", "lower.py")) for p, _, _ in stamp)
+    assert any(p.endswith(os.path.join("frontend", "link", "lower.py")) for p, _, _ in stamp)
     assert any(p.endswith("stmt.tx") for p, _, _ in stamp)
-    assert any(p.endswith(os.path.join("serq", "ir.py")) for p, _, _ in stamp)
+    assert any(p.endswith(os.path.join("serq", "core", "ir.py")) for p, _, _ in stamp)
     changed = [(p, size, mtime + 1 if p.endswith("lower.py") else mtime)
                for p, size, mtime in stamp]
     monkeypatch.setattr(program_cache, "sources_stamp", lambda: changed)
@@ -209,7 +209,7 @@ def test_loads_print_nothing(capsys):
 
 
 def test_large_files_are_left_to_the_front_end():
-    from serq.frontend.source import MAX_SOURCE_BYTES
+    from serq.frontend.parse.source import MAX_SOURCE_BYTES
     assert program_cache.READ_LIMIT >= MAX_SOURCE_BYTES  # a file it skips is refused anyway
 
 
@@ -234,15 +234,15 @@ def test_old_entries_are_pruned(tmp_path, cache, capsys, monkeypatch):
 
 
 def test_run_imports_only_what_it_needs(tmp_path):
-    # the command line's parser takes the study options from serq.study.cli (a light
-    # module); a short run draws too little to need randomgen (serq.runtime.rng)
-    code = ("import sys; from serq.cli import main; rc = main(['run', sys.argv[1], '--json', "
+    # the command line's parser takes the study options from serq.cli.study (a light
+    # module); a short run draws too little to need randomgen (serq.runtime.random.rng)
+    code = ("import sys; from serq.cli.commands import main; rc = main(['run', sys.argv[1], '--json', "
             "'--horizon', '10']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textx', 'arpeggio', "
             "'pandas', 'pyarrow', 'matplotlib', 'scipy', 'tqdm', 'randomgen', 'hashlib', "
             "'decimal', 'traceback') or m.startswith(("
             "'serq.frontend', 'serq.study.', 'serq.report.text_report', 'serq.report.dump', "
-            "'serq.report.frames', 'numpy.random')) and m != 'serq.study.cli'))")
+            "'serq.report.frames', 'numpy.random')) and m != 'serq.cli.study'))")
     env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
     path = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
     runs = [subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
@@ -296,7 +296,7 @@ def test_no_home_no_cache(tmp_path, capsys, monkeypatch):
     # named `~` in the working directory; then there is no cache
     import pwd
 
-    from serq import caches
+    from serq.core import caches
 
     def unknown(uid):
         raise KeyError(uid)
@@ -319,7 +319,8 @@ def test_a_load_whose_reads_were_not_seen_is_not_kept(tmp_path, cache, capsys, m
     # the entry trusts the list of files the load read; should that list miss the
     # reads (a thread without the recording context), the program file is missing
     # from it too, and nothing is kept: a library edited later must be seen
-    from serq.frontend import source, trace
+    from serq.frontend.parse import source
+    from serq.frontend.link import trace
     monkeypatch.chdir(tmp_path)
     with monkeypatch.context() as m:
         m.setattr(source, "note_read", lambda path, data=None: None)
@@ -349,7 +350,7 @@ def test_a_cache_directory_another_user_owns_is_not_used(tmp_path, monkeypatch):
     # would run their code here, so such a folder turns the caches off
     import os
 
-    from serq import caches
+    from serq.core import caches
     folder = tmp_path / "shared"
     folder.mkdir()
     monkeypatch.setenv("SERQ_CACHE_DIR", str(folder))

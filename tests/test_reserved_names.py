@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from serq.errors import LinkError
+from serq.core.errors import LinkError
 from serq.frontend import load
-from serq.frontend.names import CONTEXT, ENGINE_LISTS, RESERVED, WORDS
+from serq.frontend.syntax.names import CONTEXT, ENGINE_LISTS, RESERVED, WORDS
 
 # Part 01 §6.2's list, written out here so that a name dropped from the
 # front end's table fails this test

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from serq import load
-from serq.errors import SimulationError
-from serq.runtime.simulation import Simulation
+from serq.core.errors import SimulationError
+from serq.runtime.sim.simulation import Simulation
 
 HERE = os.path.dirname(__file__)
 FILES = sorted(glob.glob(os.path.join(HERE, "run_errors", "*.sq")))
@@ -66,7 +66,7 @@ def test_places_are_read_at_the_stop_entry():
     import random
     import threading
 
-    from serq.runtime import watchdog
+    from serq.runtime.watch import watchdog
 
     path = os.path.join(HERE, "run_errors", "clock_cannot_advance.sq")
     with open(path, encoding="utf-8") as f:
@@ -104,7 +104,7 @@ def test_a_failing_look_for_places_keeps_the_message(monkeypatch):
     """Reading where the sessions are runs in the loop's thread at the stop
     entry; if it fails, the run still stops with its message (no traceback
     of the watchdog's own)."""
-    from serq.runtime import watchdog
+    from serq.runtime.watch import watchdog
 
     def broken(*_a, **_k):
         raise RuntimeError("a look that fails")

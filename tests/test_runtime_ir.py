@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from serq import ir
-from serq.runtime.simulation import Simulation
+from serq.core import ir
+from serq.runtime.sim.simulation import Simulation
 
 
 def _prog(stages, session, *, arrival="batch", count=2, horizon=10.0, warmup=0.0,

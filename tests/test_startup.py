@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from serq import cli
+from serq.cli import commands as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MG1 = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
@@ -35,7 +35,7 @@ def test_one_openblas_thread_unless_set(monkeypatch, capsys):
 def test_numpy_starts_no_blas_threads(tmp_path):
     # the threads of the process once a run imported numpy: the main thread only
     # (threads the run started and joined may take a moment to leave /proc)
-    code = ("import sys, time, os; from serq.cli import main; "
+    code = ("import sys, time, os; from serq.cli.commands import main; "
             "sys.argv = ['serq-simpy', 'run', sys.argv[1], '--json', '--horizon', '10']; "
             "rc = main(); "
             "n = [len(os.listdir('/proc/self/task')) for _ in range(50) if time.sleep(0.02) "
@@ -72,7 +72,7 @@ def test_plain_decimal_writes_what_decimal_writes():
 def test_the_command_freezes_what_it_loaded(capsys):
     # objects made before the run leave the cyclic GC's sight (its collections at
     # exit then skip them), only when main() is the process's command
-    code = ("import gc, sys; from serq.cli import main; sys.argv = ['serq-simpy', *sys.argv[1:]]; "
+    code = ("import gc, sys; from serq.cli.commands import main; sys.argv = ['serq-simpy', *sys.argv[1:]]; "
             "rc = main(); print(rc, gc.get_freeze_count() > 10000)")
     env = dict(os.environ, SERQ_CACHE_DIR="", PYTHONPATH=ROOT)
     for args in (["check", MG1], ["run", MG1, "--horizon", "10", "--json"]):

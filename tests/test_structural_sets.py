@@ -12,7 +12,7 @@ import pytest
 
 import serq
 import serq.study as study
-from serq.errors import LinkError
+from serq.core.errors import LinkError
 from serq.report.json_report import to_json
 from serq.study.spec import ProgramSpec
 from serq.study.stats import report_rows

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 import serq
-from serq.cli import main
+from serq.cli.commands import main
 from serq.report.json_report import to_json
 
 MG1 = "examples/single-turn/mg1.sq"

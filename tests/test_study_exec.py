@@ -35,7 +35,7 @@ def test_local_cluster_gives_the_local_frames(capsys):
         compiled = client.run(compile_count)
         pids = client.run(worker_pid)
         # the CLI's --dask ADDRESS: the same study as --jobs 1
-        from serq.cli import main
+        from serq.cli.commands import main
         argv = ["run", MG1, "--horizon", "300", "--replications", "2", "--json"]
         assert main(argv + ["--dask", cluster.scheduler_address]) == 0
         on_dask = capsys.readouterr().out

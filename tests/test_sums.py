@@ -7,8 +7,8 @@ change last digits of `work(S)` and of the flows' rates. With 2^53, 1 and 1
 the order shows in the result: left to right, 2^53 + 1 rounds back to 2^53
 (ties to even) twice; 1 + 1 + 2^53 is exact."""
 import serq
-from serq.runtime.numeric import seq_sum
-from serq.runtime.simulation import Simulation
+from serq.core.numeric import seq_sum
+from serq.runtime.sim.simulation import Simulation
 
 BIG = 2.0 ** 53
 

@@ -16,7 +16,7 @@ from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Error, Keyword, Name
 
 import serq
-from serq.errors import ParseError
+from serq.core.errors import ParseError
 from serq.syntax.lexer import BUILTINS, DECLARATIONS, KEYWORDS, SUPPLIED, SerqLexer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,7 +50,7 @@ def test_every_grammar_keyword_is_highlighted(word):
 
 
 def test_word_lists_follow_the_language():
-    from serq.frontend.names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES,
+    from serq.frontend.syntax.names import (ARITH, CONTEXT, DRAWS, ENGINE_LISTS, OBS_AGGREGATES,
                                      OBSERVABLES, RESERVED)
     keywords = set(KEYWORDS) | set(DECLARATIONS)
     assert keywords == grammar_keywords()

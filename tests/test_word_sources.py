@@ -1,10 +1,10 @@
-"""Where a stream's ChaCha12 words come from (serq/runtime/rng.py, chacha_np.py).
+"""Where a stream's ChaCha12 words come from (serq/runtime/random/rng.py, chacha_np.py).
 
 A process draws its first words from the pure-Python ChaCha (a block or
 two) and the numpy pass (more), and imports randomgen only once that would
 cost more than its import (a short run never does). The words must be the
 same from every source: checked word for word against the reference
-(`serq.runtime.chacha`), through the `Stream` reads, and on whole reports.
+(`serq.runtime.random.chacha`), through the `Stream` reads, and on whole reports.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from serq.runtime import chacha_np, rng
-from serq.runtime.chacha import chacha12_u64
+from serq.runtime.random import chacha_np, rng
+from serq.runtime.random.chacha import chacha12_u64
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MG1 = os.path.join(ROOT, "examples", "single-turn", "mg1.sq")
@@ -58,7 +58,7 @@ def test_every_source_reads_the_same(seed):
 
 
 def _run(args, first=""):
-    code = (first + "import sys, json; from serq.cli import main; "
+    code = (first + "import sys, json; from serq.cli.commands import main; "
             "main(['run', *sys.argv[1:]]); "
             "print(json.dumps(sorted(m for m in ('randomgen', 'numpy.random') "
             "if m in sys.modules)), file=sys.stderr)")
@@ -78,7 +78,7 @@ def test_randomgen_only_when_a_run_draws_much():
     assert imported == '["numpy.random", "randomgen"]'
     for args, report in (([MG1, "--horizon", "10", "--json"], short),
                          ([MG1, "--json"], longer)):
-        from_randomgen, _ = _run(args, first="import serq.runtime.rng as r; r.load_randomgen(); ")
+        from_randomgen, _ = _run(args, first="import serq.runtime.random.rng as r; r.load_randomgen(); ")
         assert from_randomgen == report  # the same report byte for byte
 
 

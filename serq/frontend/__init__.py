@@ -1,33 +1,37 @@
-"""The serq-simpy front end: `.sq` text to the kernel IR (`serq.ir.Program`).
+"""The serq-simpy front end: `.sq` text to the kernel IR (`serq.core.ir.Program`).
 
-Passes, one module each: lexer (lexical pre-pass), parser + build (textX
-metamodel, syntax tree), layout (flat / `fn main`, libraries, workload file),
-reserved (supplied names refused as binding names), expand (definitions), consts (lets, overrides, settings), shapes (K/R/T/N),
-pools (pool declarations), bindings (`at admission`, stale-state lint),
-resolve + link + holds (names, moments, checks), trace (CSV corpus), lower
-(IR).
+The passes, in the order `_load` below runs them, one module each, grouped
+by what they turn into what: `parse/` (text to syntax tree: lexer, parser +
+build, layout of flat / `fn main` programs, libraries, the workload file),
+`rewrite/` (syntax to syntax: reserved names, expand definitions, queues,
+engines), `link/` (syntax to kernel IR: consts, shapes K/R/T/N, pools,
+bindings, resolve + statements + holds + steps, claims, trace, lower), over
+the syntax tree of `syntax/`.
+
+May import: `serq.core` only (never `serq.runtime`: the kernel IR is the
+interface between the two).
 """
 from __future__ import annotations
 
 import os
 from typing import Optional, Union
 
-from .. import ir
-from ..deep import call_deep
-from ..errors import LinkError, ParseError, SerqError, UsageError
-from . import syntax as S
-from .consts import Constants, settings
-from .engines import lower_engines
-from .entries import rewrite_queues
-from .expand import expand
-from .kernel_text import KernelText
-from .serving import find_stages
-from .layout import Flat, read_program
-from .lower import Lowerer, ir_stmts
-from .reserved import check_reserved
-from .resolve import Resolver
-from .shapes import shape_program
-from .source import MAX_SOURCE_BYTES, read_source, too_large
+from ..core import ir
+from ..core.deep import call_deep
+from ..core.errors import LinkError, ParseError, SerqError, UsageError
+from .syntax import tree as S
+from .link.consts import Constants, settings
+from .rewrite.engines import lower_engines
+from .rewrite.entries import rewrite_queues
+from .rewrite.expand import expand
+from .syntax.kernel_text import KernelText
+from .link.serving import find_stages
+from .parse.layout import Flat, read_program
+from .link.lower import Lowerer, ir_stmts
+from .rewrite.reserved import check_reserved
+from .link.resolve import Resolver
+from .link.shapes import shape_program
+from .parse.source import MAX_SOURCE_BYTES, read_source, too_large
 
 __all__ = ["load", "summary", "kernel_text", "ParseError", "LinkError"]
 

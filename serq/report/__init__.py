@@ -2,6 +2,8 @@
 
 The names below are imported on first use: a run that prints JSON needs
 neither the text report nor `--dump` (`serq-simpy run` starts faster).
+
+May import: `serq.stats`, `serq.core`.
 """
 from __future__ import annotations
 

@@ -22,20 +22,25 @@ in a clone).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..stats.summary import percentile_key
-from .model import ClaimRow, PoolRow, Report, StageRow
+if TYPE_CHECKING:  # `Report.to_pandas` imports this module; its row classes are `Report.ROWS`
+    from .model import Report
 
 SECTIONS: tuple[str, ...] = ("observations", "samples", "stages", "pools", "gauges", "claims")
 
 _SUMMARY = ("count", "mean", "ci", "cv2", "p99")
 _SAMPLE = ("series", "name", "time", "session", "turn", "value")
 _GAUGE = ("name", "mean", "ci", "min", "max")
-_CLAIM = tuple(f.name for f in dataclasses.fields(ClaimRow))
-_STAGE = tuple(f.name for f in dataclasses.fields(StageRow))
-_POOL = tuple(f.name for f in dataclasses.fields(PoolRow) if f.name != "over_cap") + (
-    "over_cap_queue", "over_cap_need")
+_OVER_CAP = ("over_cap_queue", "over_cap_need")  # a pool row's `over_cap` pair, split
+
+
+def _fields(report: Report, section: str) -> tuple[str, ...]:
+    """The columns of a section of rows: its row class's fields (`Report.ROWS`)."""
+    names = tuple(f.name for f in dataclasses.fields(report.ROWS[section]))
+    return names if section != "pools" else \
+        tuple(n for n in names if n != "over_cap") + _OVER_CAP
 
 
 def _pandas() -> Any:
@@ -85,10 +90,11 @@ def _samples(report: Report) -> dict[str, list]:
 
 def _rows(rows: list[Any], columns: tuple[str, ...]) -> dict[str, list]:
     cols: dict[str, list] = {c: [] for c in columns}
+    pools = _OVER_CAP[-1] in columns
     for row in rows:
         values = dataclasses.asdict(row)
-        over = values.pop("over_cap", None) if isinstance(row, PoolRow) else None
-        if isinstance(row, PoolRow):
+        over = values.pop("over_cap", None) if pools else None
+        if pools:
             values["over_cap_queue"] = None if over is None else over[0]
             values["over_cap_need"] = float("nan") if over is None else over[1]
         for c in columns:
@@ -111,12 +117,12 @@ def _columns(report: Report, section: str) -> dict[str, list]:
     if section == "samples":
         return _samples(report)
     if section == "stages":
-        return _rows(report.stages, _STAGE)
+        return _rows(report.stages, _fields(report, "stages"))
     if section == "pools":
-        return _rows(report.pools, _POOL)
+        return _rows(report.pools, _fields(report, "pools"))
     if section == "gauges":
         return _gauges(report)
-    return _rows(report.claims or [], _CLAIM)
+    return _rows(report.claims or [], _fields(report, "claims"))
 
 
 def _frame(report: Report, section: str) -> Any:

@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..stats.summary import BATCHES, MIN_SAMPLES, T95, Summary, percentile_key
-from .model import ClaimRow, GaugeRow, PoolRow, Report, StageRow, finite_or_none, package_version
+from ..core.version import __version__
+
+if TYPE_CHECKING:  # the rows are read, never built, here: `model` imports this module
+    from .model import ClaimRow, GaugeRow, PoolRow, Report, StageRow
 
 #: Version of the report's shape (upstream's REPORT_VERSION; not a JSON key of its own).
 REPORT_VERSION = 1
 #: The schema serq-simpy's keys follow.
 SCHEMA = "pyserq-0.1.5"
+
+
+def finite_or_none(x: Optional[float]) -> Optional[float]:
+    """`x` as a float, or `None` when it is missing or not finite (JSON null)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def number_text(x: float) -> str:
@@ -54,7 +65,7 @@ def plain_decimal(text: str) -> str:
     return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
-def _summary(s: Summary) -> dict[str, Any]:
+def summary_dict(s: Summary) -> dict[str, Any]:
     """A summary object: the reference's keys (count, mean, ci, cv2, p99),
     then serq-simpy's percentiles beside them (`p50`, `p90`, `p95`, … but p99)."""
     out = {"count": int(s.count), "mean": finite_or_none(s.mean), "ci": finite_or_none(s.ci),
@@ -150,7 +161,7 @@ def reference_json(report: Report) -> str:
 
 def serq_simpy_block() -> dict[str, Any]:
     """serq-simpy's own top-level object, written after `pools` (§9.7)."""
-    return {"implementation": "serq-simpy", "version": package_version(),
+    return {"implementation": "serq-simpy", "version": __version__,
             "schema": SCHEMA, "report_version": REPORT_VERSION,
             "ci": {"batches": BATCHES, "t": T95, "level": 0.95, "min_samples": MIN_SAMPLES}}
 
@@ -168,8 +179,8 @@ def to_dict(report: Report) -> dict[str, Any]:
         "ended": int(report.ended),
         "turns": int(report.turns),
         "mean_live": finite_or_none(report.mean_live),
-        "observes": {name: _summary(s) for name, s in report.observe_summaries().items()},
-        "client": {name: _summary(s) for name, s in report.client_summaries().items()},
+        "observes": {name: summary_dict(s) for name, s in report.observe_summaries().items()},
+        "client": {name: summary_dict(s) for name, s in report.client_summaries().items()},
         "gauges": {name: _gauge(g) for name, g in report.gauges.items()},
     }
     if report.claims is not None:

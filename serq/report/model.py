@@ -7,10 +7,10 @@ Field order of `StageRow` and `PoolRow` is the JSON key order.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import ClassVar, Optional, Sequence
 
+from ..core.version import __version__
 from ..stats.gauges import GaugeTrace
 from ..stats.samples import Turns, doubles, integers
 from ..stats.summary import PERCENTILES, Summary, summarize
@@ -30,21 +30,8 @@ CLAIM_KINDS: dict[str, str] = {
 
 
 def package_version() -> str:
-    """serq-simpy's version: `serq.__version__`, else the installed metadata, else 0.1.0."""
-    try:
-        import serq
-
-        version = getattr(serq, "__version__", None)
-        if isinstance(version, str) and version:
-            return version
-    except ImportError:  # pragma: no cover - serq is this package
-        pass
-    try:
-        from importlib.metadata import PackageNotFoundError, version as dist_version
-
-        return dist_version("serq-simpy")
-    except (ImportError, PackageNotFoundError):
-        return "0.1.0"
+    """serq-simpy's version (`serq.core.version`)."""
+    return __version__
 
 
 def label(name: str, index: Optional[int]) -> str:
@@ -280,6 +267,9 @@ class Report:
     `stages_named`, `pool`, `pools_named`, `json`), plus `to_pandas()`.
     """
 
+    #: The row class of each section of rows (what `frames` makes columns of).
+    ROWS: ClassVar[dict[str, type]] = {"stages": StageRow, "pools": PoolRow, "claims": ClaimRow}
+
     serq_version: str = field(default_factory=package_version)
     horizon: float = 0.0
     end: float = 0.0
@@ -412,13 +402,6 @@ class Report:
         running mean and CI band, warm-up marked), `hist`, `ecdf` (p50/p99
         marked) or `gauges` (over time); saved to `path` (.png/.svg/.pdf)
         when given. Needs matplotlib (`pip install -e '.[plot]'` in a clone)."""
-        from ..study.plots import report_figure
+        from .figures import report_figure
         return report_figure(self, kind, name, path=path)
 
-
-def finite_or_none(x: Optional[float]) -> Optional[float]:
-    """`x` as a float, or `None` when it is missing or not finite (JSON null)."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None

@@ -59,7 +59,7 @@ class RequestLog:
 
     def add(self, start: float, tok: Any) -> None:
         """A request that started at `start` ends; `tok` is the session's
-        token state (`serq.runtime.tokens.TokenState`) or None."""
+        token state (`serq.runtime.sim.tokens.TokenState`) or None."""
         self.arrival.append(start)
         if tok is None:
             self.prompt.append(0.0)

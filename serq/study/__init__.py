@@ -5,6 +5,9 @@ Dask cluster, plots.
 Everything here uses `serq.load`, `serq.run` and the `Report`, as a user's
 script would. Heavy libraries (pandas, pyarrow, matplotlib, distributed,
 tqdm) are imported only when a function needs them.
+
+May import: `serq.api`, `serq.policies`, `serq.frontend`, `serq.runtime`,
+`serq.report`, `serq.stats`, `serq.core` (never `serq.cli`).
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import math
 from typing import Any, Optional
 
 from .capacity_text import config_name
-from .plots import _figure, _save
+from ..report.figures import new_figure as _figure, save_figure as _save
 
 
 def search_figure(result: Any, config: int = 0, *, path: Optional[str] = None) -> Any:

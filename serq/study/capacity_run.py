@@ -245,8 +245,8 @@ def _program_value(spec: ProgramSpec, name: str) -> Optional[float]:
             return float(given)
         except ValueError:
             return None
-    from serq.frontend import syntax as S
-    from serq.frontend.build import parse_file_text
+    from serq.frontend.syntax import tree as S
+    from serq.frontend.parse.build import parse_file_text
     for item in parse_file_text(spec.text, spec.path or "<program>").items:
         if isinstance(item, S.ILet) and name in (item.name, item.ext) \
                 and isinstance(item.value, S.ENum):

@@ -126,8 +126,8 @@ class StudyReport:
     # -- renderings ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The study JSON as Python objects (schema in the module text)."""
-        from serq.report.json_report import _summary, serq_simpy_block, to_dict
-        from serq.report.model import finite_or_none as f
+        from serq.report.json_report import summary_dict, serq_simpy_block, to_dict
+        from ..report.json_report import finite_or_none as f
         first = self.reports[0] if self.reports else None
         study = {
             "schema": SCHEMA, "replications": self.replications, "base_seed": self.base_seed,
@@ -142,7 +142,7 @@ class StudyReport:
         stats = [{"section": s, "name": n, "statistic": st, "mean": f(iv.mean),
                   "half_width": f(iv.half_width), "n": iv.n}
                  for (s, n, st), iv in self.summary().items()]
-        pooled = {k: {n: _summary(s) for n, s in group.items()}
+        pooled = {k: {n: summary_dict(s) for n, s in group.items()}
                   for k, group in self.pooled().items()}
         reps = [{"index": i, "seed": seed, "report": to_dict(r)}
                 for i, (seed, r) in enumerate(zip(self.seeds, self.reports))]

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
-from ..errors import ParseError
-from ..ir import Pos
+from ..core.errors import ParseError
+from ..core.ir import Pos
 
 #: Sections an SLO series may name.
 SECTIONS = ("observe", "client")

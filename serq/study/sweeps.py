@@ -169,13 +169,13 @@ def check_names(spec: ProgramSpec, axes: dict, point: dict) -> None:
     """Refuse, before any run starts, a grid parameter (or `--set` name) that
     is no `let` of the program: compiling the first point names it, with a
     "did you mean". Any other error of that point is left to its run."""
-    from serq.errors import SerqError
-    from serq.frontend.consts import UnknownOverride
+    from serq.core.errors import SerqError
+    from serq.frontend.link.consts import UnknownOverride
     from .worker import compiled
     try:
         compiled(spec.with_sets(point))
     except UnknownOverride as exc:
-        from serq.frontend.hints import did_you_mean
+        from serq.frontend.syntax.hints import did_you_mean
         flag = "--grid" if exc.name in axes else "--set"
         near = did_you_mean(exc.name, exc.available)
         raise ValueError(f"{flag} {exc.name}: {spec.path or 'the program'} has no constant "
@@ -186,7 +186,7 @@ def check_names(spec: ProgramSpec, axes: dict, point: dict) -> None:
 
 
 def _base_seed(spec: ProgramSpec, pts: list[dict]) -> int:
-    from serq.errors import SerqError
+    from serq.core.errors import SerqError
     from .worker import compiled
     for pt in pts[:3]:
         try:

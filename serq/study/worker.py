@@ -29,12 +29,12 @@ def compiled(spec: ProgramSpec) -> Any:
     key = _compile_key(spec)
     prog = _COMPILED.get(key)
     if prog is None:
-        import serq
+        from .. import api
         kw: dict[str, Any] = dict(sets=dict(spec.sets), defs=dict(spec.defs),
                                   workload=spec.workload, trace=spec.trace,
                                   structural=spec.structural)
         if spec.path is not None and _same_text(spec.path, spec.text):
-            prog = serq.load(spec.path, **kw)
+            prog = api.load(spec.path, **kw)
         else:
             from serq.frontend import load as front_load
             prog = front_load(source=spec.text, file_label=spec.path, need_horizon=False,
@@ -60,9 +60,9 @@ def _same_text(path: str, text: str) -> bool:
 
 def run_report(spec: ProgramSpec, seed: int, warmup: Optional[float] = None) -> Any:
     """Run `spec` with `seed` (and `warmup` when given) and return its `Report`."""
-    import serq
+    from .. import api
     prog = compiled(spec)
-    return serq.run(prog, seed=seed, horizon=spec.horizon,
+    return api.run(prog, seed=seed, horizon=spec.horizon,
                     warmup=spec.warmup if warmup is None else warmup,
                     arrivals=spec.arrivals, policies=dict(spec.policies) or None)
 
@@ -83,7 +83,7 @@ def run_outcome(spec: ProgramSpec, seed: int, slos: Optional[tuple] = None) -> O
     """Run `spec` with `seed`; a load or run error becomes `Outcome.error`.
     With `slos` (`serq.study.slo.SLO`s) the rows end with their statistics,
     goodput and throughput (`serq.study.slo.slo_rows`)."""
-    from serq.errors import SerqError, UsageError
+    from serq.core.errors import SerqError, UsageError
     from .stats import report_rows
     key = spec.key(seed)
     try:

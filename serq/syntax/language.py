@@ -24,9 +24,9 @@ def _model_from_str(self: Any, model_str: str, file_name: Optional[str] = None,
                     debug: Optional[bool] = None, **_: Any) -> Any:
     """Parse `model_str` as serq-simpy's front end does; a bad program raises
     `TextXSyntaxError` carrying the front end's message."""
-    from ..errors import SerqError
-    from ..frontend.build import Builder
-    from ..frontend.parser import parse_source
+    from ..core.errors import SerqError
+    from ..frontend.parse.build import Builder
+    from ..frontend.parse.parser import parse_source
     label = file_name or "<program>"
     try:
         model, tokens = parse_source(model_str, label)
@@ -44,8 +44,8 @@ def _model_from_str(self: Any, model_str: str, file_name: Optional[str] = None,
 
 def _model_from_file(self: Any, file_name: str, encoding: str = "utf-8",
                      debug: Optional[bool] = None, **kw: Any) -> Any:
-    from ..frontend.source import read_source
-    from ..errors import SerqError
+    from ..frontend.parse.source import read_source
+    from ..core.errors import SerqError
     try:
         text = read_source(file_name, file_name)
     except SerqError as exc:
@@ -57,7 +57,7 @@ def metamodel() -> Any:
     """A textX metamodel of the program grammar whose `model_from_str` and
     `model_from_file` run the front end's lexical pre-pass and messages
     (the grammar alone does not skip comments: the pre-pass blanks them)."""
-    from ..frontend import grammar
+    from ..frontend.parse import grammar
     mm = grammar.load("program")  # a metamodel of its own, not the front end's
     mm.model_from_str = types.MethodType(_model_from_str, mm)
     mm.model_from_file = types.MethodType(_model_from_file, mm)

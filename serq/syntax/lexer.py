@@ -5,7 +5,7 @@ so `pygmentize -l sq model.sq`, MkDocs' ```sq code blocks and any other
 Pygments user colour `stage`, `run`, `pool`, `hold` … as keywords. This
 module imports Pygments and nothing of the simulator (the word lists below
 are the grammar's; tests/test_syntax_tools.py checks them against
-`metamodel/*.tx` and `serq.frontend.names`).
+`metamodel/*.tx` and `serq.frontend.syntax.names`).
 """
 from __future__ import annotations
 

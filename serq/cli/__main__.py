@@ -1,0 +1,6 @@
+"""`python -m serq.cli`: the `serq-simpy` command."""
+import sys
+
+from .commands import main
+
+sys.exit(main())

@@ -1,0 +1,24 @@
+"""Argument types shared by the commands (`commands`) and the study options
+(`study`): a positive count and a `NAME=package.module:Class` policy."""
+from __future__ import annotations
+
+import argparse
+
+
+def count(text: str) -> int:
+    """A positive integer (`--arrivals`, `--jobs`, `--replications`, …)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a positive integer")
+    return v
+
+
+def policy(text: str) -> tuple[str, str]:
+    """`NAME=package.module:Class` of `--policy`: the name and the class's path."""
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=package.module:Class")
+    return name.strip(), value

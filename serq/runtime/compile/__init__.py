@@ -1,0 +1,7 @@
+"""The IR translated into Python once per run: expressions (`exprs`),
+session code (`codegen`), step-stage clauses (`schedule`) and pool and hold
+specs (`poolspec`).
+
+May import: `serq.runtime.kernel`, `serq.runtime.random`,
+`serq.runtime.resources`, `serq.core`.
+"""

@@ -1,0 +1,305 @@
+"""Engines whose iteration ends interleave, handled in one loop.
+
+When several step engines run at once and nothing else is due, their
+iteration ends interleave on the calendar: the burst relays from one to the
+next at every end (`Burst._burst`), and each relay finishes an iteration,
+goes on with the kept plan and launches the next (`Burst._relay_kept`).
+While the plans stay as they are -- no run finishes, no hold needs a block
+that does not fit, the cost reads nothing an iteration changes -- each relay
+only adds the iteration to the engine's sums, records its decode tokens and
+puts the next end on the calendar. `leapfrog` does that for all such
+engines in one loop, in calendar order, for as long as each end is such a
+relay and comes strictly before anything else:
+
+* the sums are added at each end in the relay's order (each engine's own
+  sums; the interleaving is the calendar's, as before);
+* each launch takes the calendar sequence number (`env._eid`) it would have
+  taken, so the entries it leaves behind are the relay's;
+* the runs' remaining tokens and the holds' positions move when needed, by
+  whole tokens (exact: `closed._whole_steps`), and the decode tokens are
+  recorded at the end (`TokenLog.decode_run`; they only continue sequences);
+* a hold that needs a block is grown as the relay grows it (`Regrow`: the
+  block, then the totals and the cost it changes), and its engine goes on
+  with the new cost.
+
+It leaves before handling an end when a run would finish in the iteration
+after it, an end or entry ties with it, it is past the horizon, or the
+engine's next iteration would end before the next end (`_closed` runs such
+iterations inline); after handling it, as the relay leaves it for
+`_closed`, when the block does not fit or, with the new cost, the next
+iteration ends first. The burst goes on from there as before.
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Optional
+
+from .closed import _hold_steps, _needs_block, _run_steps
+from ..kernel.instant import CALENDAR
+
+if TYPE_CHECKING:
+    from ..resources.engine import StepStage
+
+
+def _may_go_on(st: "StepStage") -> bool:
+    """Whether `st` has a kept plan that nothing but engines' iterations
+    followed (`_plan_stamp`), whose checks `_relay_kept` has not done already
+    (`ready`), and whose run `_side` has not refused (`unplain`)."""
+    kept = st.kept
+    return kept is not None and kept[0] == st._plan_stamp() and not kept[11] and \
+        (kept[10] is None or kept[10] is not st.unplain)
+
+
+def _side(st: "StepStage") -> Optional[list]:
+    """What the loop needs of an engine whose kept plan goes on plainly
+    (the fields below), or None when it may not."""
+    return _plain_side(st) if _may_go_on(st) else None
+
+
+def _plain_side(st: "StepStage") -> Optional[list]:
+    """`_side` of an engine that `_may_go_on` (asked already)."""
+    kept = st.kept
+    run = kept[10]
+    if run is None:  # (a plan's first launch: its run is made when it goes on)
+        run = st._run_of(kept[1], kept[2], float(kept[3]), kept[4], kept[5])
+        kept = st.kept = kept[:10] + (run, False)
+    _cls, pairs, grows, sessions, moving, regrow = run
+    spec = st.spec
+    if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
+            or spec.serve_varies or not st.closed_ok or not st.burst:
+        st.unplain = run  # (not asked again while the plan stands)
+        return None
+    if st.queue_waiting():
+        return None
+    rs = _run_steps(pairs)
+    if rs is None or rs < 2:
+        if rs is None:
+            st.unplain = run
+        return None
+    if grows and _needs_block(grows):
+        blocks = 0  # its next end grows a hold
+    else:
+        blocks = _hold_steps(grows, rs - 1)
+        if blocks is None:
+            return None
+    for s in sessions:  # each decode token continues its sequences
+        tok = s.tok
+        if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
+                (tok.active and not tok.request.count):
+            return None
+    return [st, kept[9], kept[2], kept[3], run[0], [], blocks, 0, 0.0, None, rs - 1, 0, kept]
+
+
+# the fields of a side: the engine, its plan's cost, tokens, decoders and class,
+# the times of its decode tokens, the ends it may handle before a hold needs a
+# block and before a run finishes, the ends it handled and the iterations it
+# launched since its runs and holds last moved, its iteration's end and
+# calendar sequence number, its kept plan
+ST, COST, TOKENS, DEC, CLS, TIMES, BLOCKS, ENDS, END, EID, RUNS, LAUNCHES, KEPT = range(13)
+
+
+def _move(side: list) -> None:
+    """Bring the runs' remaining tokens and the holds' positions up to date
+    (each end took 1.0 from every run, each launch added 1.0 to every hold:
+    exact, `closed._whole_steps`)."""
+    run = side[KEPT][10]
+    n = side[ENDS]
+    if n:
+        fn = float(n)
+        for job, _t in run[1]:
+            job.remaining = job.remaining - fn
+        side[ENDS] = 0
+    n = side[LAUNCHES]
+    if n:
+        fn = float(n)
+        for frame, fk, _t in run[2]:
+            frame.pos[fk] += fn
+            frame.grown = True
+        side[LAUNCHES] = 0
+
+
+def _ends_first(q: list, by_end: dict) -> tuple[list, float]:
+    """The engines' iteration ends that come before anything else on the
+    calendar `q` (a heap), in calendar order, as (entry, engine), and the
+    time of the first other entry (INF: none). The heap is walked from its
+    root in order (an entry's children come after it), smallest first, up
+    to the first entry that is not an engine's end: O(k log k) for k ends,
+    whatever the number of engines."""
+    found = []
+    n = len(q)
+    if not n:
+        return found, INF
+    todo = [(q[0], 0)]
+    while todo:
+        entry, i = heappop(todo)
+        ev = entry[3]
+        st = by_end.get(ev)
+        if st is None or st.running is None or st.running[1] is not ev:
+            q0 = entry[0]
+            # (an end at the same time as this entry but before it in the
+            # calendar's order does not come before it)
+            while found and not found[-1][0][0] < q0:
+                found.pop()
+            return found, q0
+        found.append((entry, st))
+        i = 2 * i + 1
+        if i < n:
+            heappush(todo, (q[i], i))
+            if i + 1 < n:
+                heappush(todo, (q[i + 1], i + 1))
+    return found, INF
+
+
+def leapfrog(b: "StepStage") -> Optional[tuple]:
+    """`b`'s iteration end is the calendar's next entry, and other engines'
+    ends follow before anything else. Handle the ends of all engines whose
+    plans go on plainly, in calendar order, while each is a plain relay (see
+    the module text). Returns None when no end was handled (nothing
+    changed), else (engine, launched): the engine whose end was handled
+    last, and whether it launched its next iteration (else `_closed` goes on
+    from its kept plan)."""
+    sim = b.sim
+    env = b.env
+    q = env._queue
+    by_end = sim.engine_ends
+    stamp = sim.stamp
+    if not _may_go_on(b):  # (as `_side` would, before the calendar's walk)
+        return None
+    if sim.gauges or sim.drained is not None or b.instant.dirty:
+        return None
+    if sim.pool_list and not (sim.idle_stamp == stamp and sim.pools_idle):
+        return None
+    if sim.fleet.idle_other(None):  # as `_quiet`: no engine idle with work
+        return None
+    found, q0 = _ends_first(q, by_end)
+    if len(found) < 2:
+        return None
+    horizon = sim.horizon
+    tx = found[0][0][0]  # b's end (the calendar's next)
+    t2 = found[1][0][0]  # the next end after it
+    if not tx < t2 or tx > horizon:
+        return None
+    x = _plain_side(b)  # (`_may_go_on(b)` was asked above; nothing has changed since)
+    if x is None or not x[RUNS]:
+        return None
+    if x[BLOCKS]:
+        ex = tx + x[COST]
+        if not (ex >= t2 or ex > horizon):
+            return None  # not even b's end is a plain relay
+    x[END], x[EID] = tx, found[0][0][2]
+    sides = [x]
+    for entry, st in found[1:]:
+        side = _side(st)
+        if side is None:  # it stays on the calendar: nothing passes it
+            q0 = entry[0]
+            break
+        side[END], side[EID] = entry[0], entry[2]
+        sides.append(side)
+    if len(sides) < 2:
+        return None
+    stop = t2 if t2 < q0 else q0
+    # their entries leave the calendar while the loop runs: they are its
+    # first (every other entry comes at or after q0)
+    for _side_ in sides:
+        heappop(q)
+    warmup = b.warmup
+    eids = env._eid
+    handled = 0
+    launched = True
+    now = tx
+    # the others, by end and sequence number (a heap: an end costs O(log k))
+    heap = [(side[END], side[EID], side) for side in sides[1:]]  # (sorted: a heap)
+    while True:
+        # (x, the first, has left `heap`)
+        st, dec, cls = x[ST], x[DEC], x[CLS]
+        # `_finish` of the iteration ending at tx (its runs' tokens: `_move`)
+        dt = tx - st.t_last
+        if dt:
+            if st.n:
+                st.int_n += st.n * dt
+                st.int_busy += dt
+            st.cls_time[cls] += dt
+            st.int_decodes += dec * dt
+            st.t_last = tx
+        x[TIMES].append(tx)
+        now = tx
+        x[ENDS] += 1
+        x[RUNS] -= 1
+        handled += 1
+        if x[BLOCKS]:
+            x[BLOCKS] -= 1
+            cost = x[COST]
+            ex = tx + cost
+        else:  # a hold needs a block: as the relay grows it
+            _move(x)
+            env._now = tx
+            kept = x[KEPT]
+            regrow = kept[10][5]
+            regrow.attention = kept[5]
+            cost = regrow()
+            if cost is None:  # it does not fit: `_closed` plans again
+                launched = False
+                break
+            regrow.cost = None
+            kept = x[KEPT] = st.kept = kept[:6] + (regrow.r, regrow.kvd, regrow.kvp, cost) \
+                + kept[10:]
+            x[COST] = cost
+            ex = tx + cost
+            if not (ex >= stop or ex > horizon):
+                # it ends first: `_closed` runs it inline, its cost known
+                st.kept = kept[:11] + (True,)
+                launched = False
+                break
+            blocks = _hold_steps(kept[10][2], x[RUNS] + 1)
+            # (None: the positions leave the binade; it stops at its next end)
+            x[BLOCKS] = blocks - 1 if blocks is not None else 0
+            if blocks is None:
+                x[RUNS] = 0
+        # `_launch` of the next one, ending at ex (its holds' positions: `_move`)
+        st.iterations += 1
+        if dec and tx >= warmup:
+            st.batch_count += 1
+            st.batch_decodes += dec
+            st.batch_time += cost
+        st.served_tokens += x[TOKENS]
+        x[LAUNCHES] += 1
+        x[END] = ex
+        x[EID] = next(eids)
+        heappush(heap, (ex, x[EID], x))
+        last = x
+        # the next end: a plain relay?
+        x = heap[0][2]
+        tx = x[END]
+        t2 = (heap[1] if len(heap) == 2 or heap[1] < heap[2] else heap[2])[0]
+        stop = t2 if t2 < q0 else q0
+        if not (tx < t2 and tx < q0 and tx <= horizon and x[RUNS]):
+            break
+        if x[BLOCKS]:
+            ex = tx + x[COST]
+            if not (ex >= stop or ex > horizon):
+                break  # its next iteration would end first: `_closed` runs it inline
+        heappop(heap)
+    if launched:
+        x = last
+    else:  # as the relay leaves it for `_closed`
+        st.running = None
+        st.last_void = True
+        sim.fleet.idle.add(st)
+        st.cur_cls = -1
+        st.cur_decodes = 0
+        _move(x)
+        sessions = x[KEPT][10][3]
+        if sessions and x[TIMES]:
+            sim.tokens.decode_run(sessions, st, x[TIMES])
+    for _end, _eid, side in sorted(heap):
+        _move(side)
+        sessions = side[KEPT][10][3]
+        if sessions and side[TIMES]:
+            sim.tokens.decode_run(sessions, side[ST], side[TIMES])
+        heappush(q, (side[END], CALENDAR, side[EID], side[ST]._end_ev))
+    sim.events += handled
+    env._now = now
+    return x[ST], launched
+
+
+INF = float("inf")

@@ -1,0 +1,636 @@
+"""Holds: a session's allocations in pools (spec Part 03 §4–§7, §9).
+
+A `hold` statement creates a `HoldFrame` that waits in its first pool's
+queue; the pool pass (`HoldManager.pool_pass`, run at every settle and
+right after every release) admits it. Its body then runs as ordinary
+session code; `grow`, `release`, `load` and `drop` act on the innermost
+frame holding a pool. A failed growth preempts by the pool's policy: the
+victim's waits are cancelled, its frames unwound, its hold re-queued, and
+`Preempted` is thrown into its generator, where the generated code of the
+hold catches it and waits for the re-admission (the body re-executes).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Callable, Optional
+
+from simpy.events import Event
+
+from ...core.errors import SimulationError, amount_error, shortest
+from ..kernel.instant import READY, fire, timer
+from .pools import TOL, CacheEntry, Pool
+
+Fn = Callable[..., Any]
+
+
+class Preempted(Exception):
+    """Thrown into a session whose hold `frame` was preempted."""
+
+    def __init__(self, frame: "HoldFrame"):
+        super().__init__("preempted")
+        self.frame = frame
+
+
+class HoldSpec:
+    """A compiled `hold` statement: per pool (units, reserve or None, and
+    whether each reads no deployment state),
+    reuse, cache and lease-duration functions of the session."""
+
+    __slots__ = ("units", "reserve", "static", "reuse", "cache", "lease", "text")
+
+    def __init__(self, units: list[Fn], reserve: list[Optional[Fn]], static: list[bool],
+                 reuse: Optional[Fn], cache: Optional[Fn], lease: Optional[Fn], text: str):
+        self.units = units
+        self.reserve = reserve
+        self.static = static
+        self.reuse = reuse
+        self.cache = cache
+        self.lease = lease
+        self.text = text
+
+
+class WaitEvent(Event):
+    """An admission or a stalled growth the session waits for; `cancel()`
+    takes it out of its pool when the session is preempted."""
+
+    def __init__(self, env: Any, owner: Any):
+        super().__init__(env)
+        self.owner = owner
+
+    def cancel(self) -> None:
+        self.owner.cancel()
+
+
+class HoldFrame:
+    """One execution of a hold: waiting, then admitted."""
+
+    def __init__(self, spec: HoldSpec, session: Any, pools: list[Pool],
+                 lease_pool: Optional[Pool]):
+        n = len(pools)
+        self.spec = spec
+        self.session = session
+        self.pools = pools
+        self.lease_pool = lease_pool
+        self.alloc = [0.0] * n
+        self.pos = [0.0] * n
+        self.req = [0.0] * n
+        self.need = [0.0] * n
+        self.units = [0.0] * n
+        self.grown = False
+        self.admitted = False
+        self.rejected = False
+        self.front = False
+        self.enq_time = 0.0
+        self.enq_seq = 0
+        self.adm_seq = 0
+        self.event: Optional[WaitEvent] = None
+
+    def cancel(self) -> None:
+        """Leave the queue (the session is preempted while waiting)."""
+        q = self.pools[0]
+        if self in q.queue:
+            q.touch()
+            q.queue.remove(self)
+            q.sim.fleet.pool_changed(q)
+        self.session.pending = None
+
+
+class Growth:
+    """A stalled growth of `amount` on `pool` by `frame` (`preempt none`).
+
+    A `grow` statement waits on `event`; a step-engine resident (`job`) stays
+    a resident that gets no tokens until the growth is granted."""
+
+    def __init__(self, frame: HoldFrame, pool: Pool, amount: float,
+                 event: Optional[WaitEvent], job: Any = None):
+        self.frame = frame
+        self.session = frame.session
+        self.pool = pool
+        self.amount = amount
+        self.event = event
+        self.job = job
+
+    def cancel(self) -> None:
+        try:
+            self.pool.growers.remove(self)
+        except ValueError:
+            return
+        self.pool.sim.fleet.pool_changed(self.pool)
+
+
+class Lease:
+    """An allocation that outlived its scope (`lease P (t)`, §6)."""
+
+    def __init__(self, session: Any, pool: Pool, alloc: float, computed: float,
+                 cache: Optional[Fn], expires: bool = False):
+        self.session = session   # whose attributes `cache` reads
+        self.owner = session     # whose lease it is (a leg's passes to its session)
+        self.expires = expires
+        self.pool = pool
+        self.alloc = alloc
+        self.computed = computed
+        self.cache = cache
+        self.live = True
+
+
+def snapshot(s: Any) -> Any:
+    """The session's attributes at a release (read by eviction keys later)."""
+    return copy.copy(s)
+
+
+class HoldManager:
+    """The session-side operations on pools of one simulation."""
+
+    def __init__(self, sim: Any):
+        self.sim = sim
+        self.env = sim.env
+        self.fleet = sim.fleet  # the pools with waiting holds or growers (`fleet.py`)
+        self.rseq = 0
+        self.enq_seq = 0
+        self.adm_seq = 0
+        self.dead = 0
+
+    # -- helpers ----------------------------------------------------------------
+    def _amount(self, value: float, text: str) -> float:
+        if not value >= 0.0:
+            raise amount_error(value, text, self.env._now)
+        return value
+
+    def _frame_of(self, s: Any, pool: Pool, what: str) -> tuple[HoldFrame, int]:
+        for frame in reversed(s.holds):
+            for k, p in enumerate(frame.pools):
+                if p is pool:
+                    return frame, k
+        raise SimulationError(f"`{what} {pool.label}` outside a hold of `{pool.label}`",
+                              self.env._now)
+
+    def _next_rseq(self) -> int:
+        self.rseq += 1
+        return self.rseq
+
+    def _evaluate(self, frame: HoldFrame) -> None:
+        """Units and requirements of every pool, evaluated now (Admit)."""
+        spec = frame.spec
+        s = frame.session
+        units = spec.units
+        reserve = spec.reserve
+        k = 0
+        for p in frame.pools:
+            u = units[k](s)
+            if not u >= 0.0:
+                self._amount(u, spec.text)  # (raises)
+            r = reserve[k]
+            need = u if r is None else max(u, self._amount(r(s), spec.text))
+            frame.units[k] = u
+            frame.need[k] = p.ru(need)
+            k += 1
+
+    # -- the hold statement --------------------------------------------------------
+    def begin(self, s: Any, spec: HoldSpec, pools: list[Pool],
+              lease_pool: Optional[Pool]) -> Optional[HoldFrame]:
+        """Join check, then enqueue; None when the session was rejected."""
+        frame = HoldFrame(spec, s, pools, lease_pool)
+        if self._rejects(frame):
+            frame.rejected = True
+            self.sim.refuse(s)
+            return None
+        self._enqueue(frame, front=False)
+        return frame
+
+    def _rejects(self, frame: HoldFrame) -> bool:
+        """The join check: an amount that reads no deployment state and
+        needs more than the cap can never fit (Part 03 §4.2 step 1)."""
+        self._evaluate(frame)
+        spec = frame.spec
+        s = frame.session
+        for k, p in enumerate(frame.pools):
+            units_static, reserve_static = spec.static[k]
+            if (units_static and p.ru(frame.units[k]) > p.cap + TOL) or (
+                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap + TOL):
+                p.rejected += 1
+                return True
+        return False
+
+    def _enqueue(self, frame: HoldFrame, front: bool) -> None:
+        q = frame.pools[0]
+        q.touch()
+        frame.admitted = False
+        frame.front = front
+        frame.enq_time = self.env._now
+        self.enq_seq += 1
+        frame.enq_seq = self.enq_seq
+        frame.event = WaitEvent(self.env, frame)
+        if front:
+            q.queue.insert(0, frame)
+        else:
+            q.queue.append(frame)
+        frame.session.pending = frame
+        self.fleet.pool_changed(q)
+
+    def try_admit(self, pool: Pool) -> None:
+        """Admit queue heads while they fit (§4.3–4.4)."""
+        while pool.queue and self.admit_from(pool, inline=False):
+            pass
+
+    def admit_from(self, pool: Pool, inline: bool = True) -> bool:
+        """Try the pool's candidate: admit it if it fits (the fit rule), else
+        stop (head-of-line blocking). `inline`: a step stage admits, and the
+        session runs at once until it blocks (Part 04 §7 step 5)."""
+        frame = pool.select_candidate()
+        self._evaluate(frame)
+        need = frame.need
+        k = 0
+        for p in frame.pools:  # every pool has room (the first that has not stops)
+            if not p.has_room(need[k]):
+                return False
+            k += 1
+        pool.touch()
+        pool.queue.remove(frame)
+        self.fleet.pool_changed(pool)
+        self._admit(frame, inline=inline)
+        return True
+
+    def _admit(self, frame: HoldFrame, inline: bool = False) -> None:
+        s = frame.session
+        spec = frame.spec
+        now = self.env._now
+        reuse = None if spec.reuse is None else self._amount(spec.reuse(s), spec.text)
+        best = 0.0
+        for k, p in enumerate(frame.pools):
+            own = 0.0
+            if spec.cache is not None:
+                e = p.remove_entry(s.sid)
+                if e is not None:
+                    own = e.size
+                    if reuse is not None and own > p.rd(reuse):
+                        limit = p.rd(reuse)
+                        self.dead += 1
+                        p.put_entry(CacheEntry(("dead", self.dead), own - limit, e.last,
+                                               e.rseq, None, snapshot(s)))
+                        own = limit
+            a = p.ru(frame.units[k])
+            p.make_room(a)
+            p.touch()
+            p.used += a
+            p.add_holder(s)
+            p.frames.append(frame)
+            p.admissions += 1
+            frame.alloc[k] = a
+            frame.pos[k] = own
+            frame.req[k] = frame.need[k]
+            if own > best:
+                best = own
+        s.cached = best
+        first = frame.pools[0]
+        if now >= first.warmup:
+            first.wait_sum += now - frame.enq_time
+            first.wait_count += 1
+        self.adm_seq += 1
+        frame.adm_seq = s.adm_seq = self.adm_seq
+        frame.admitted = True
+        frame.front = False
+        frame.grown = False
+        s.pending = None
+        s.holds.append(frame)
+        ev = frame.event
+        frame.event = None  # (the event refers to the frame: no cycle left for the collector)
+        if inline:
+            fire(ev)
+        else:
+            ev._ok = True
+            ev._value = None
+            self.env.schedule(ev, READY)
+
+    def end(self, s: Any, frame: HoldFrame) -> None:
+        """Scope end: release (or lease) every pool, then retry (§4.2 step 6)."""
+        for k, p in enumerate(frame.pools):
+            computed = frame.pos[k] if frame.grown else frame.alloc[k]
+            p.frames.remove(frame)
+            if p is frame.lease_pool:
+                self._lease(s, frame, p, frame.alloc[k], computed)
+            else:
+                self._release_units(s, p, frame.alloc[k], computed, frame.spec.cache)
+            s.preempt_pos.pop(p, None)
+        s.holds.remove(frame)
+        s.computed = 0.0
+        self.pool_pass()
+
+    def _release_units(self, s: Any, p: Pool, alloc: float, computed: float,
+                       cache: Optional[Fn]) -> float:
+        """Give `alloc` units back and cache per the clause; the units cached."""
+        p.touch()
+        p.used -= alloc
+        p.remove_holder(s)
+        if cache is not None:
+            keep = p.rd(min(max(cache(s), 0.0), computed))
+            if keep > 0:
+                snap = snapshot(s) if p.spec.snapshots else None
+                p.put_entry(CacheEntry(s.sid, keep, self.env._now, self._next_rseq(), s, snap))
+                return keep
+        return 0.0
+
+    # -- leases (§6) -------------------------------------------------------------------
+    def _lease(self, s: Any, frame: HoldFrame, p: Pool, alloc: float, computed: float) -> None:
+        t = frame.spec.lease(s)
+        expires = t == t and t < math.inf
+        lease = Lease(s, p, alloc, computed, frame.spec.cache, expires)
+        s.leases.append(lease)
+        p.leases.append(lease)
+        if expires:
+            timer(self.env, max(t, 0.0), lambda _ev: self._lease_expiry(lease))
+
+    def _lease_expiry(self, lease: Lease) -> None:
+        self.sim.events += 1
+        if lease.live:
+            self.end_lease(lease)
+            self.pool_pass()
+
+    def end_lease(self, lease: Lease) -> None:
+        """A lease ends: its units go back, `cache` applies."""
+        lease.live = False
+        lease.owner.leases.remove(lease)
+        lease.pool.leases.remove(lease)
+        self._release_units(lease.session, lease.pool, lease.alloc, lease.computed,
+                            lease.cache)
+
+    # -- statements on a hold (§5) -----------------------------------------------------
+    def release(self, s: Any, pool: Pool) -> None:
+        """`release P`: the innermost hold on P gives it back, else a lease ends."""
+        for frame in reversed(s.holds):
+            if pool in frame.pools:
+                k = frame.pools.index(pool)
+                computed = frame.pos[k] if frame.grown else frame.alloc[k]
+                alloc = frame.alloc[k]
+                for lst in (frame.pools, frame.alloc, frame.pos, frame.req, frame.need,
+                            frame.units):
+                    del lst[k]
+                pool.frames.remove(frame)
+                self._release_units(s, pool, alloc, computed, frame.spec.cache)
+                s.preempt_pos.pop(pool, None)
+                break
+        else:
+            for lease in s.leases:
+                if lease.pool is pool:
+                    self.end_lease(lease)
+                    break
+        self.pool_pass()
+
+    def drop(self, s: Any, pool: Pool) -> None:
+        """`drop P`: the session's own live entry leaves the cache."""
+        pool.remove_entry(s.sid)
+
+    def load(self, s: Any, pool: Pool, n: float, text: str) -> None:
+        """`load P (n)`: the position advances by n within the allocation."""
+        n = self._amount(n, text)
+        frame, k = self._frame_of(s, pool, "load")
+        if frame.pos[k] + n > frame.alloc[k] + TOL:
+            raise SimulationError(
+                f"{text}: the hold has {shortest(frame.alloc[k])} allocated and "
+                f"{shortest(frame.pos[k])} computed; a load must fit the allocation "
+                "(grow first)", self.env._now)
+        frame.pos[k] += n
+        frame.grown = True
+
+    def grow(self, s: Any, pool: Pool, d: float, text: str) -> Optional[WaitEvent]:
+        """`grow P (d)`: None when done, else the event of a stalled growth.
+        Raises `Preempted` when the session preempts itself."""
+        d = self._amount(d, text)
+        frame, k = self._frame_of(s, pool, "grow")
+        a = frame.alloc[k]
+        need = pool.ru(a + d) - a
+        if need <= 0:
+            return None
+        return self._grow(frame, k, pool, need, d, running=s)
+
+    def _grow(self, frame: HoldFrame, k: int, pool: Pool, need: float, amount: float,
+              running: Any) -> Optional[WaitEvent]:
+        while True:
+            if pool.has_room(need, frame):
+                self._allocate(frame, k, pool, need)
+                return None
+            victim = self._victim(pool)
+            if victim is None:
+                ev = WaitEvent(self.env, None)
+                g = Growth(frame, pool, amount, ev)
+                ev.owner = g
+                pool.growers.append(g)
+                self.fleet.pool_changed(pool)
+                return ev
+            self.preempt(victim, pool, running)
+            if victim.session is running:
+                raise Preempted(victim)
+
+    def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
+        pool.make_room(need)
+        if pool.env._now - pool.t_last:  # (else eviction touched it just now)
+            pool.touch()
+        pool.used += need
+        frame.alloc[k] += need
+
+    def _victim(self, pool: Pool) -> Optional[HoldFrame]:
+        if pool.spec.preempt == "none":
+            return None
+        candidates = list(pool.frames)
+        if pool.memory_of:
+            # engine residents, in the engine's admission order (Part 03 §7.3)
+            candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
+            candidates.sort(key=lambda f: f.session.proc._target.adm)
+        if not candidates:
+            return None
+        return pool.preempt_victim(candidates)
+
+    @staticmethod
+    def _resident(s: Any, stages: list[Any]) -> bool:
+        target = s.proc._target if s.proc is not None else None
+        return target is not None and getattr(target, "stage", None) in stages \
+            and target in target.stage.residents
+
+    def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, float]:
+        """Grow a resident's hold to cover `t` more tokens (Part 04 §7 step 4).
+
+        Returns ("ok"|victims preempted, K) with K the position before the
+        chunk, ("stall", 0) when the resident must wait, or ("self", 0) when
+        its owner was preempted."""
+        s = job.session
+        frame, k = self._job_frame(job)
+        pool = job.growing
+        a = frame.alloc[k]
+        pos = frame.pos[k]
+        d = pos + t - a
+        if d <= TOL:
+            return 0, pos
+        need = pool.ru(a + d) - a
+        victims = 0
+        while True:
+            if pool.has_room(need, frame):
+                self._allocate(frame, k, pool, need)
+                return victims, pos
+            victim = self._victim(pool)
+            if victim is None:
+                g = Growth(frame, pool, d, None, job)
+                pool.growers.append(g)
+                self.fleet.pool_changed(pool)
+                job.stall = g
+                return "stall", 0.0
+            self.preempt(victim, pool, None)
+            if victim.session is s:
+                return "self", 0.0
+            victims += 1
+
+    def _job_frame(self, job: Any) -> tuple[HoldFrame, int]:
+        """The hold a growing run grows (fixed while the run is resident)."""
+        frame = job.frame
+        k = job.fk if frame is not None else -1
+        if frame is None or k >= len(frame.pools) or frame.pools[k] is not job.growing:
+            frame, k = self._frame_of(job.session, job.growing, "growing")
+            job.frame, job.fk = frame, k
+        return frame, k
+
+    def advance(self, job: Any, t: float) -> None:
+        """Commit `t` tokens: the growing hold's position advances."""
+        frame, k = self._job_frame(job)
+        frame.pos[k] += t
+        frame.grown = True
+
+    def retry_growers(self, pool: Pool) -> None:
+        """Retry stalled growths from the front; the first misfit stops (§7.2)."""
+        while pool.growers:
+            g = pool.growers[0]
+            k = g.frame.pools.index(pool)
+            a = g.frame.alloc[k]
+            need = pool.ru(a + g.amount) - a
+            if need > 0 and not pool.has_room(need, g.frame):
+                return
+            pool.growers.popleft()
+            if not pool.growers:
+                self.fleet.pool_changed(pool)
+            if need > 0:
+                self._allocate(g.frame, k, pool, need)
+            if g.job is not None:
+                g.job.stall = None
+                g.job.stage.own_stamp += 1  # its resident may be served again
+                g.job.stage.instant.mark(g.job.stage)
+                continue
+            ev = g.event
+            ev._ok = True
+            ev._value = None
+            self.env.schedule(ev, READY)
+
+    def pool_pass(self) -> None:
+        """Retry growers and admit queue heads at every pool, in order (the
+        pools with something to do: `FleetIndex.pass_pools`)."""
+        self.sim.stamp += 1
+        for pool in self.fleet.pass_pools():
+            if pool.growers:
+                self.retry_growers(pool)
+            if pool.queue and pool.spec.admit_via is None:
+                self.try_admit(pool)
+
+    def waiting(self) -> bool:
+        """Whether any pool has a queue or a grower (a pass could act)."""
+        fleet = self.fleet
+        return bool(fleet.passable or fleet.via)
+
+    # -- preemption (§7.3) -----------------------------------------------------------------
+    def preempt(self, frame: HoldFrame, pool: Pool, running: Any) -> None:
+        """Preempt `frame` (the victim's innermost hold on `pool`)."""
+        s = frame.session
+        k = frame.pools.index(pool)
+        pos = frame.pos[k]
+        prev = s.preempt_pos.get(pool)
+        if prev is not None and pos <= prev + TOL and not s.stuck:
+            s.stuck = True
+            pool.stuck += 1
+        s.preempt_pos[pool] = pos
+        s.computed = pos
+        if s is not running:
+            self._detach(s)
+        while s.holds:
+            inner = s.holds.pop()
+            for j, p in enumerate(inner.pools):
+                p.frames.remove(inner)
+                # (the position of a hold never advanced is the prefix it
+                # consumed, which its allocation need not cover: `Pool.check`)
+                kept = self._release_units(s, p, inner.alloc[j], inner.pos[j], inner.spec.cache)
+                if kept > inner.alloc[j]:
+                    p.overhang += kept - inner.alloc[j]
+            if inner is frame:
+                break
+        pool.preemptions += 1
+        frame.grown = False
+        for lst in (frame.alloc, frame.pos):
+            for j in range(len(lst)):
+                lst[j] = 0.0
+        if self._rejects(frame):
+            frame.rejected = True
+            self.sim.refuse(s)
+        else:
+            self._enqueue(frame, front=pool.spec.requeue == "head")
+        if s is not running:
+            self._throw(s, Preempted(frame))
+
+    def _detach(self, s: Any) -> None:
+        proc = s.proc
+        target = proc._target
+        if target is None:
+            return
+        if target.callbacks is not None:
+            try:
+                target.callbacks.remove(proc._resume)
+            except ValueError:
+                pass
+        cancel = getattr(target, "cancel", None)
+        if cancel is not None and target.callbacks is not None:
+            cancel()
+        proc._target = None
+
+    def _throw(self, s: Any, exc: BaseException) -> None:
+        proc = s.proc
+        try:
+            ev = proc._generator.throw(exc)
+        except StopIteration as stop:
+            proc.ended(stop.value)
+            return
+        ev.callbacks.append(proc._resume)
+        proc._target = ev
+
+    # -- session end, spill ---------------------------------------------------------------
+    def end_session(self, s: Any) -> None:
+        """`end`: every open hold releases (innermost first), leases end."""
+        while s.holds:
+            frame = s.holds.pop()
+            for k, p in enumerate(frame.pools):
+                p.frames.remove(frame)
+                computed = frame.pos[k] if frame.grown else frame.alloc[k]
+                self._release_units(s, p, frame.alloc[k], computed, frame.spec.cache)
+        while s.leases:
+            self.end_lease(s.leases[0])
+        if s.pending is not None:
+            s.pending.cancel()
+
+    def spill(self, pool: Pool, entry: CacheEntry, piece: float) -> None:
+        """An evicted piece is written to the tier (§9)."""
+        sp = pool.spec.spill
+        now = self.env._now
+        attrs = entry.attrs()
+        waiting = pool._waiting(entry)
+        if sp.when(attrs, piece, now - entry.last, entry.last, waiting) == 0:
+            return
+        work = sp.work(attrs, piece, now - entry.last, entry.last, waiting)
+        tier = sp.tier
+        tier.make_room(piece)
+        key = entry.key if entry.session is not None else ("spill", pool.label, entry.key)
+        te = tier.entries.pop(key, None)
+        tier.touch()
+        if te is None:
+            te = CacheEntry(key, 0.0, now, 0, entry.session, entry.snap)
+        tier.entries[key] = te  # (again) the last entry: the most recent release
+        te.size += piece
+        te.last = now
+        te.rseq = self._next_rseq()
+        tier.appended(te)
+        tier.cached += piece
+        pool.spills += 1
+        if work > 0:
+            sp.link.request(None, work)

@@ -1,0 +1,130 @@
+"""The layout of docs/architecture.md, enforced: the layer contracts of
+pyproject.toml hold (and fail on a planted violation), no module import
+cycle, and every package says what lives there and what it may import.
+
+The contracts are written once, as import-linter contracts in
+pyproject.toml; `lint-imports` checks them in CI (.ci/run) and this module
+checks them with its own reading of the imports (tests/import_graph.py), so
+that the suite catches a violation without import-linter installed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import import_graph as G
+
+ROOT = G.ROOT
+
+
+def _copy(tmp_path) -> str:
+    """A copy of the package and pyproject.toml to plant violations in."""
+    root = str(tmp_path / "repo")
+    shutil.copytree(os.path.join(ROOT, "serq"), os.path.join(root, "serq"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(os.path.join(ROOT, "pyproject.toml"), root)
+    return root
+
+
+def _plant(root: str, module_path: str, text: str) -> None:
+    with open(os.path.join(root, module_path), "a", encoding="utf-8") as fh:
+        fh.write("\n\n" + text + "\n")
+
+
+#: One violation of each contract, each inside a function (they count too).
+PLANTED = {
+    "layers": ("serq/core/errors.py",
+               "def _planted():\n    from ..cli import commands  # core reaches up\n"
+               "    return commands"),
+    "independence": ("serq/frontend/syntax/show.py",
+                     "def _planted():\n    from ...runtime.kernel import instant\n"
+                     "    return instant"),
+    "resources-without-fast-paths": ("serq/runtime/resources/stages.py",
+                                     "def _planted():\n    from ..fast import leapfrog\n"
+                                     "    return leapfrog"),
+}
+
+
+def _broken(root: str) -> dict[str, list[str]]:
+    _known, edges = G.graph(root)
+    return {c["id"]: G.violations(c, edges) for c in G.contracts(root)}
+
+
+def test_the_contracts_are_the_documented_layers():
+    ids = {c["id"]: c for c in G.contracts(ROOT)}
+    assert set(ids) == set(PLANTED)
+    assert ids["layers"]["layers"] == [
+        "serq.cli", "serq.study", "serq.api | serq.policies", "serq.frontend | serq.runtime",
+        "serq.report", "serq.stats", "serq.core"]
+
+
+def test_the_contracts_hold():
+    assert _broken(ROOT) == {name: [] for name in PLANTED}
+
+
+@pytest.mark.parametrize("contract", sorted(PLANTED))
+def test_a_planted_violation_breaks_its_contract(tmp_path, contract):
+    root = _copy(tmp_path)
+    path, text = PLANTED[contract]
+    _plant(root, path, text)
+    broken = _broken(root)
+    assert len(broken[contract]) == 1 and "(inside a function)" in broken[contract][0], broken
+    assert all(not v for c, v in broken.items() if c != contract and c != "layers"), broken
+
+
+def test_an_import_under_type_checking_is_exempt(tmp_path):
+    root = _copy(tmp_path)
+    _plant(root, "serq/core/errors.py",
+           "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+           "    from ..cli import commands")
+    assert _broken(root) == {name: [] for name in PLANTED}
+
+
+def test_no_import_cycle_between_modules():
+    known, edges = G.graph(ROOT)
+    assert G.cycles(known, edges) == []
+
+
+def test_a_planted_cycle_is_found(tmp_path):
+    root = _copy(tmp_path)
+    _plant(root, "serq/stats/tdist.py", "def _planted():\n    from . import summary\n"
+           "    return summary")  # summary imports tdist: a cycle through a function
+    known, edges = G.graph(root)
+    assert G.cycles(known, edges) == [["serq.stats.summary", "serq.stats.tdist"]]
+
+
+def test_every_package_says_what_lives_there_and_what_it_may_import():
+    missing = []
+    for module, path in G.modules(ROOT).items():
+        if path.endswith("__init__.py") and module not in ("serq",):
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            if "May import" not in text:
+                missing.append(module)
+    assert missing == []
+
+
+def _lint_imports() -> str:
+    found = shutil.which("lint-imports", path=os.path.dirname(sys.executable)) \
+        or shutil.which("lint-imports")
+    if found is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    return found
+
+
+def test_lint_imports_passes_and_fails_on_a_planted_violation(tmp_path):
+    exe = _lint_imports()
+    ok = subprocess.run([exe], cwd=ROOT, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    root = _copy(tmp_path)
+    path, text = PLANTED["resources-without-fast-paths"]
+    _plant(root, path, text)
+    env = dict(os.environ, PYTHONPATH=root)
+    bad = subprocess.run([exe, "--no-cache"], cwd=root, capture_output=True, text=True,
+                         env=env)
+    assert bad.returncode != 0
+    assert "serq.runtime.resources.stages -> serq.runtime.fast.leapfrog" in bad.stdout
