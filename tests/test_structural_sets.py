@@ -16,6 +16,7 @@ from serq.core.errors import LinkError
 from serq.report.json_report import to_json
 from serq.study.spec import ProgramSpec
 from serq.study.stats import report_rows
+from serq.study.worker import settle_row
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLICA = os.path.join(ROOT, "examples", "multi-turn", "replica.sq")
@@ -60,7 +61,7 @@ def test_sweep_over_replicas_equals_the_edited_files(tmp_path):
     tidy = res.tidy
     for r in (2, 4, 8):
         rep = serq.run(serq.load(_edited(tmp_path, r)), seed=3, **SETTINGS)
-        want = {(sec, name, stat): v for sec, name, stat, v in report_rows(rep)}
+        want = {(sec, name, stat): v for sec, name, stat, v in report_rows(rep) + [settle_row(rep)]}
         rows = tidy[tidy["R"] == r]
         got = {(sec, name, stat): v for sec, name, stat, v in
                zip(rows["section"], rows["name"], rows["statistic"], rows["value"])}
