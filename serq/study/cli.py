@@ -1,6 +1,6 @@
 """The study side of the command line: `run --replications/--jobs/--dask/
 --warmup auto/--precision/--observe`, and the commands `sweep`, `summary`
-and `plot`. `serq.cli` calls `add_run_options`, `add_commands`, `handles`
+and `plot` (and, from `measured_cli`, `trace`, `validate`, `calibrate`). `serq.cli` calls `add_run_options`, `add_commands`, `handles`
 and `execute`; everything heavy is imported only when a command runs.
 """
 from __future__ import annotations
@@ -86,11 +86,13 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     pl.add_argument("--y", metavar="STAT", help="of a sweep: the statistic (ttft:p99)")
     pl.add_argument("--x", metavar="PARAM", help="of a sweep: the grid parameter on the x axis")
     pl.add_argument("--by", metavar="PARAM", help="of a sweep: one line per value of PARAM")
+    from . import measured_cli
+    measured_cli.add_commands(sub, common)
 
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot"):
+    if args.command in ("sweep", "summary", "plot", "trace", "validate", "calibrate"):
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -107,6 +109,12 @@ def handles(args: argparse.Namespace) -> bool:
 def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
     """Run a study command (`inputs`: the program inputs after `--`);
     returns the exit status."""
+    if args.command in ("trace", "validate", "calibrate"):
+        from . import measured_cli
+        try:
+            return measured_cli.execute(args, inputs)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     kw: dict = {}
     if args.command != "summary":
         sets = dict(args.sets)
