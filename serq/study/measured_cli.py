@@ -58,6 +58,9 @@ def add_commands(sub: Any, common: Callable) -> None:
     ca.add_argument("--holdout", action="append", default=[], metavar="RUN",
                     help="validate the fitted program on this run, with prediction "
                          "intervals (repeatable)")
+    ca.add_argument("--holdout-set", dest="holdout_sets", action="append", default=[],
+                    metavar="NAME=EXPR",
+                    help="replace `let NAME` in the held-out replays only (NP=2)")
     ca.add_argument("--objective", default="ttft,tpot", metavar="METRICS",
                     help="the metrics the fit matches, request by request (default ttft,tpot)")
     ca.add_argument("--bootstrap", type=int, default=1000, metavar="B",
@@ -150,8 +153,15 @@ def _calibrate(args: argparse.Namespace, kw: dict) -> int:
         raise UsageError(f"--objective {args.objective}: metrics among ttft, tpot, e2e")
     run = read_run(args.measured, args.format)
     holdouts = [read_run(h, args.format) for h in args.holdout]
+    holdout_sets = {}
+    for text in args.holdout_sets:
+        name, eq, value = text.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--holdout-set {text}: expected NAME=EXPR")
+        holdout_sets[name.strip()] = value
     progress = None if args.quiet or args.json else (lambda msg: sys.stderr.write(msg + "\n"))
-    result = calibrate(args.file, run, fits, holdouts=holdouts, objective=objective,
+    result = calibrate(args.file, run, fits, holdouts=holdouts, holdout_sets=holdout_sets,
+                       objective=objective,
                        bootstrap=args.bootstrap, draws=args.draws, max_evals=args.max_evals,
                        executor=args.dask, jobs=args.jobs, probe=args.probe,
                        progress=progress, **kw)
