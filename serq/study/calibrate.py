@@ -8,7 +8,10 @@ measured ones over the scored requests (each difference over the measured
 mean, so TTFT and TPOT weigh alike; a request the replay never finished
 counts as `PENALTY` times that mean). Statistics, not requests, are
 matched: a replay's per-request times jump as the constants move requests
-past each other in a queue, while its statistics move smoothly. The
+past each other in a queue, while its statistics move smoothly.
+`match="requests"` fits request by request instead (ordinary least
+squares on (simulated − measured) / mean: unbiased when the measurements
+are the model plus zero-mean noise, and the model is smooth at the load). The
 optimizer is SciPy's bounded trust-region least squares
 (`scipy.optimize.least_squares`, method "trf") on the constants rescaled
 to [0, 1]; its Jacobian is taken by finite differences (a step of `STEP`
@@ -151,18 +154,32 @@ def aligned(run: Any, sim: dict, metrics: Sequence[str], scales: dict[str, float
 
 
 def distance(data: dict[str, tuple[Any, Any, Any]], scales: dict[str, float],
-             index: Optional[dict[str, Any]] = None) -> Any:
-    """The residual vector: for each metric, the simulated minus the measured
-    mean and `QUANTILES`, over the metric's scale (`index`: the rows of a
-    resample, per metric)."""
+             index: Optional[dict[str, Any]] = None, match: str = "quantiles") -> Any:
+    """The residual vector. `match="quantiles"`: for each metric, the
+    simulated minus the measured mean and `QUANTILES`, over the metric's
+    scale; `match="requests"`: each request's simulated minus measured value
+    over the scale. `index`: the rows of a resample, per metric."""
     import numpy as np
     out = []
     for m, (meas, sim, _sess) in data.items():
         if index is not None:
             meas, sim = meas[index[m]], sim[index[m]]
+        if match == "requests":
+            out.extend((sim - meas) / scales[m])
+            continue
         out.append((sim.mean() - meas.mean()) / scales[m])
         out.extend((np.percentile(sim, QUANTILES) - np.percentile(meas, QUANTILES)) / scales[m])
     return np.array(out)
+
+
+def _rows(data: dict, index: dict) -> Any:
+    """The rows of the residual vector (match="requests") a resample picks."""
+    import numpy as np
+    out, base = [], 0
+    for m, (meas, _sim, _sess) in data.items():
+        out.append(base + index[m])
+        base += len(meas)
+    return np.concatenate(out)
 
 
 @dataclass
@@ -205,6 +222,7 @@ class Calibration:
     replays: int = 0
     message: str = ""
     probe: Any = None
+    match: str = "quantiles"
 
     def values(self) -> dict[str, float]:
         """The fitted constants by name."""
@@ -213,6 +231,7 @@ class Calibration:
     def to_dict(self) -> dict:
         """JSON-ready."""
         d = {"program": self.program, "measured": self.run, "objective": list(self.objective),
+             "match": self.match,
              "cost": self.cost, "replays": self.replays, "optimizer": self.message,
              "params": {p.name: p.to_dict() for p in self.params},
              "fitted": self.fitted.to_dict(),
@@ -225,7 +244,8 @@ class Calibration:
         """The human-readable report."""
         from ..report.text_report import table
         lines = [f"{self.program} calibrated on {self.run} "
-                 f"(objective {', '.join(self.objective)}; {self.replays} replays; "
+                 f"(objective {', '.join(self.objective)}, matching {self.match}; "
+                 f"{self.replays} replays; "
                  f"{self.message})"]
         rows = [[p.name, f"{p.estimate:.6g}", f"{p.low:.6g} .. {p.high:.6g}",
                  f"{p.start:.6g}", f"{p.bounds[0]:g} .. {p.bounds[1]:g}",
@@ -242,7 +262,7 @@ class Calibration:
 
 
 def bootstrap_draws(J: Any, data: dict, scales: dict[str, float], theta: Any, lo: Any,
-                    hi: Any, count: int, seed: int) -> Any:
+                    hi: Any, count: int, seed: int, match: str = "quantiles") -> Any:
     """`count` constant vectors of the linearised session bootstrap (see the
     module text); `J` is the Jacobian of `distance` in the constants' units."""
     import numpy as np
@@ -250,15 +270,17 @@ def bootstrap_draws(J: Any, data: dict, scales: dict[str, float], theta: Any, lo
     sessions = np.unique(np.concatenate([d[2] for d in data.values()]))
     rows = {m: {s: np.flatnonzero(d[2] == s) for s in sessions} for m, d in data.items()}
 
-    def step(r: Any) -> Any:
-        return -np.linalg.lstsq(J, r, rcond=None)[0]
+    def step(index: Optional[dict]) -> Any:
+        r = distance(data, scales, index, match)
+        A = J if match != "requests" or index is None else J[_rows(data, index)]
+        return -np.linalg.lstsq(A, r, rcond=None)[0]
 
-    d0 = step(distance(data, scales))
+    d0 = step(None)
     out = np.empty((count, len(theta)))
     for b in range(count):
         pick = sessions[rng.integers(0, len(sessions), len(sessions))]
         index = {m: np.concatenate([rows[m][s] for s in pick]) for m in data}
-        out[b] = np.clip(theta + step(distance(data, scales, index)) - d0, lo, hi)
+        out[b] = np.clip(theta + step(index) - d0, lo, hi)
     return out
 
 
@@ -291,7 +313,8 @@ def prediction_intervals(run: Any, sims: Sequence[dict], seed: int
 
 def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
               holdouts: Sequence[Any] = (), holdout_sets: Optional[dict] = None,
-              objective: Sequence[str] = ("ttft", "tpot"), sets: Optional[dict] = None,
+              objective: Sequence[str] = ("ttft", "tpot"), match: str = "quantiles",
+              sets: Optional[dict] = None,
               defs: Optional[dict] = None, seed: Optional[int] = None,
               horizon: Optional[float] = None, observes: Optional[dict] = None,
               bootstrap: int = 1000, draws: int = 20, max_evals: int = 30,
@@ -308,6 +331,8 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
     holdouts = [read_run(h) if isinstance(h, str) else h for h in holdouts]
     if not fits:
         raise ValueError("nothing to fit: give at least one --fit NAME=LO:HI")
+    if match not in ("quantiles", "requests"):
+        raise ValueError(f"match={match!r}: 'quantiles' or 'requests'")
     sets = dict(sets or {})
     with open(program, encoding="utf-8") as fh:
         text = fh.read()
@@ -331,7 +356,7 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
 
         def fun(u: Any) -> Any:
             return distance(aligned(run, reps.many([theta_of(u)])[0], objective, scales),
-                            scales)
+                            scales, match=match)
 
         def jac(u: Any) -> Any:
             us = []
@@ -340,8 +365,9 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
                 v[j] = v[j] + STEP if v[j] + STEP <= 1.0 else v[j] - STEP
                 us.append(v)
             sims = reps.many([theta_of(u)] + [theta_of(v) for v in us])
-            r0 = distance(aligned(run, sims[0], objective, scales), scales)
-            cols = [(distance(aligned(run, s, objective, scales), scales) - r0) / (v[j] - u[j])
+            r0 = distance(aligned(run, sims[0], objective, scales), scales, match=match)
+            cols = [(distance(aligned(run, s, objective, scales), scales, match=match) - r0)
+                    / (v[j] - u[j])
                     for j, (s, v) in enumerate(zip(sims[1:], us))]
             cost = 0.5 * float(r0 @ r0)
             say(f"calibrate: {', '.join(f'{p.name}={t:.6g}' for p, t in zip(fits, theta_of(u)))}"
@@ -354,7 +380,7 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
         theta = theta_of(sol.x)
         J = jac(sol.x) / span
         data = aligned(run, reps.many([theta])[0], objective, scales)
-        boot = bootstrap_draws(J, data, scales, theta, lo, hi, bootstrap, replay.seed)
+        boot = bootstrap_draws(J, data, scales, theta, lo, hi, bootstrap, replay.seed, match)
         params = [ParamEstimate(p.name, float(theta[k]), float(np.percentile(boot[:, k], 2.5)),
                                 float(np.percentile(boot[:, k], 97.5)), float(theta0[k]),
                                 (p.lo, p.hi)) for k, p in enumerate(fits)]
@@ -382,7 +408,8 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
         probe_fit = fit_probe(probe)
     return Calibration(program=program, run=run.label, params=params, fitted=fitted,
                        holdouts=outs, objective=tuple(objective), cost=float(sol.cost),
-                       replays=reps.runs, message=str(sol.message), probe=probe_fit)
+                       replays=reps.runs, message=str(sol.message), probe=probe_fit,
+                       match=match)
 
 
 def _attach(v: Validation, run: Any, sims: Sequence[dict], seed: int) -> None:

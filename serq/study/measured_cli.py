@@ -63,6 +63,9 @@ def add_commands(sub: Any, common: Callable) -> None:
                     help="replace `let NAME` in the held-out replays only (NP=2)")
     ca.add_argument("--objective", default="ttft,tpot", metavar="METRICS",
                     help="the metrics the fit matches, request by request (default ttft,tpot)")
+    ca.add_argument("--match", choices=("quantiles", "requests"), default="quantiles",
+                    help="match the metrics' mean and percentiles (default) or each "
+                         "request's values")
     ca.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                     help="session resamples for the 95%% intervals (default 1000)")
     ca.add_argument("--draws", type=int, default=20, metavar="K",
@@ -161,7 +164,7 @@ def _calibrate(args: argparse.Namespace, kw: dict) -> int:
         holdout_sets[name.strip()] = value
     progress = None if args.quiet or args.json else (lambda msg: sys.stderr.write(msg + "\n"))
     result = calibrate(args.file, run, fits, holdouts=holdouts, holdout_sets=holdout_sets,
-                       objective=objective,
+                       objective=objective, match=args.match,
                        bootstrap=args.bootstrap, draws=args.draws, max_evals=args.max_evals,
                        executor=args.dask, jobs=args.jobs, probe=args.probe,
                        progress=progress, **kw)
