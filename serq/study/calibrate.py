@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -333,13 +334,18 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
         raise ValueError("nothing to fit: give at least one --fit NAME=LO:HI")
     if match not in ("quantiles", "requests"):
         raise ValueError(f"match={match!r}: 'quantiles' or 'requests'")
+    probe_fit = None
+    if probe is not None:  # first: a malformed probe file stops before any replay
+        from .probe_fit import fit_probe
+        probe_fit = fit_probe(probe)
     sets = dict(sets or {})
     with open(program, encoding="utf-8") as fh:
         text = fh.read()
     theta0 = start_values(text, fits, sets)
     base_sets = {k: v for k, v in sets.items() if k not in {p.name for p in fits}}
-    replay = make_replay(program, write_trace_file(run), sets=base_sets, defs=defs, seed=seed,
-                         horizon=horizon, observes=observes)
+    tmp = tempfile.TemporaryDirectory(prefix="serq-replay-")
+    replay = make_replay(program, write_trace_file(run, tmp.name), sets=base_sets, defs=defs,
+                         seed=seed, horizon=horizon, observes=observes)
     lo = np.array([p.lo for p in fits])
     hi = np.array([p.hi for p in fits])
     span = hi - lo
@@ -384,28 +390,25 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
         params = [ParamEstimate(p.name, float(theta[k]), float(np.percentile(boot[:, k], 2.5)),
                                 float(np.percentile(boot[:, k], 97.5)), float(theta0[k]),
                                 (p.lo, p.hi)) for k, p in enumerate(fits)]
-        fitted_sets = {**{k: v for k, v in base_sets.items()}, **reps.sets(theta)}
+        fitted_sets = {**base_sets, **reps.sets(theta)}
         draw_thetas = [theta] + [boot[b] for b in range(min(draws, len(boot)))]
         sim_fit = reps.many([theta])[0]
         say(f"calibrate: prediction intervals, {len(draw_thetas)} replays per run")
         fitted = validation_of(run, sim_fit, program, _numeric(fitted_sets))
         _attach(fitted, run, reps.many(draw_thetas), replay.seed)
         outs = []
-        for h in holdouts:
-            hrep = make_replay(program, write_trace_file(h), sets={**base_sets,
-                               **(holdout_sets or {})}, defs=defs, seed=seed, horizon=horizon,
+        for k, h in enumerate(holdouts):
+            hsets = {**base_sets, **(holdout_sets or {})}
+            hrep = make_replay(program, write_trace_file(h, tmp.name, f"holdout{k}.csv"),
+                               sets=hsets, defs=defs, seed=seed, horizon=horizon,
                                observes=observes)
             hsims = reps.many(draw_thetas, hrep)
-            v = validation_of(h, hsims[0], program, _numeric({**fitted_sets,
-                                                              **(holdout_sets or {})}))
+            v = validation_of(h, hsims[0], program, _numeric({**fitted_sets, **hsets}))
             _attach(v, h, hsims, replay.seed)
             outs.append(v)
     finally:
         reps.close()
-    probe_fit = None
-    if probe is not None:
-        from .probe_fit import fit_probe
-        probe_fit = fit_probe(probe)
+        tmp.cleanup()
     return Calibration(program=program, run=run.label, params=params, fitted=fitted,
                        holdouts=outs, objective=tuple(objective), cost=float(sol.cost),
                        replays=reps.runs, message=str(sol.message), probe=probe_fit,

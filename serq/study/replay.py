@@ -15,7 +15,6 @@ plain arrays, never a report.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
@@ -50,12 +49,10 @@ class Replay:
         return replace(self, spec=self.spec.with_sets(dict(sets)))
 
 
-def write_trace_file(run: Any, directory: Optional[str] = None) -> str:
-    """Write `run`'s replay trace into `directory` (a new temporary one by
-    default) and return its path."""
+def write_trace_file(run: Any, directory: str, name: str = "trace.csv") -> str:
+    """Write `run`'s replay trace as `directory/name` and return its path."""
     from ..measured.trace import write_trace
-    directory = directory or tempfile.mkdtemp(prefix="serq-replay-")
-    path = os.path.join(directory, "trace.csv")
+    path = os.path.join(directory, name)
     write_trace(run, path)
     return path
 

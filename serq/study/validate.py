@@ -155,19 +155,22 @@ def validation_of(run: Any, sim: Any, program: str, sets: Optional[dict] = None,
 
 def validate(program: Any, run: Any, *, sets: Optional[dict] = None,
              defs: Optional[dict] = None, seed: Optional[int] = None,
-             horizon: Optional[float] = None, observes: Optional[dict] = None,
-             trace_dir: Optional[str] = None) -> Validation:
+             horizon: Optional[float] = None, observes: Optional[dict] = None
+             ) -> Validation:
     """Replay `run` (a `MeasuredRun` or a path `RUN[@A:B]`) with `program`
     and compare. Raises `MeasuredError` for a malformed log."""
+    import tempfile
+
     from ..measured import read_run
     from .replay import make_replay, simulate, write_trace_file
     if isinstance(run, str):
         run = read_run(run)
-    trace = write_trace_file(run, trace_dir)
-    replay = make_replay(program, trace, sets=sets, defs=defs, seed=seed, horizon=horizon,
-                         observes=observes)
+    with tempfile.TemporaryDirectory(prefix="serq-replay-") as tmp:
+        replay = make_replay(program, write_trace_file(run, tmp), sets=sets, defs=defs,
+                             seed=seed, horizon=horizon, observes=observes)
+        sim = simulate(replay)
     label = program if isinstance(program, str) else (program.path or "<program>")
-    return validation_of(run, simulate(replay), label, {k: float(v) for k, v in
+    return validation_of(run, sim, label, {k: float(v) for k, v in
                                                         (sets or {}).items()
                                                         if _is_number(v)})
 
