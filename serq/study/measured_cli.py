@@ -1,89 +1,13 @@
-"""The measured-run side of the command line: `trace`, `validate` and
-`calibrate` (registered by `serq.study.cli`, which calls `add_commands`,
-`handles` and `execute`)."""
+"""The measured-run commands `trace`, `validate` and `calibrate` (their
+options are declared in `serq.study.cli`, which stays light to import;
+it calls `execute` here once one of them runs)."""
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Callable
 
 from ..cli_guard import write_stdout
 from ..errors import UsageError
-
-COMMANDS = ("trace", "validate", "calibrate")
-_FORMATS = ("rounds", "llmservingsim", "vllm-bench", "csv")
-
-
-def _observe(text: str) -> tuple[str, str]:
-    metric, eq, name = text.partition("=")
-    if not eq or metric not in ("ttft", "tpot", "e2e") or not name.strip():
-        raise argparse.ArgumentTypeError(f"`{text}`: expected ttft=NAME, tpot=NAME or e2e=NAME")
-    return metric, name.strip()
-
-
-def _replay_options(q: argparse.ArgumentParser) -> None:
-    q.add_argument("--measured", required=True, metavar="RUN",
-                   help="the measured run: a log file (or LLMServingSim directory); "
-                        "RUN@A:B scores only the requests from fraction A to B by arrival")
-    q.add_argument("--format", choices=_FORMATS, help="the log's format (default: detected)")
-    q.add_argument("--seed", type=int, help="the random seed (default: the program's)")
-    q.add_argument("--horizon", type=float, help="simulated time at which the replay stops")
-    q.add_argument("--observe", action="append", default=[], type=_observe,
-                   metavar="METRIC=NAME",
-                   help="take ttft, tpot or e2e from the program's observation NAME "
-                        "(default: the client series ttft, tpot, response)")
-    q.add_argument("--json", action="store_true", help="print JSON")
-    q.add_argument("--plot", metavar="PREFIX",
-                   help="also draw PREFIX_requests.png (simulated vs measured per request) "
-                        "and PREFIX_ecdf.png (the ECDFs overlaid); needs matplotlib")
-
-
-def add_commands(sub: Any, common: Callable) -> None:
-    """The `trace`, `validate` and `calibrate` commands."""
-    tr = sub.add_parser("trace", help="turn a measured request log into a replay trace CSV")
-    tr.add_argument("file", metavar="LOG", help="the measured log (see `validate --measured`)")
-    tr.add_argument("-o", "--out", required=True, metavar="CSV", help="the trace file to write")
-    tr.add_argument("--format", choices=_FORMATS, help="the log's format (default: detected)")
-    tr.add_argument("--frame", metavar="CSV",
-                    help="also write the run's tidy frame (serq-simpy's measured CSV)")
-    va = sub.add_parser("validate", help="replay a measured run and compare, request by request")
-    common(va)
-    _replay_options(va)
-    ca = sub.add_parser("calibrate", help="fit `let` constants to a measured run, with 95%% "
-                                          "intervals")
-    common(ca)
-    _replay_options(ca)
-    ca.add_argument("--fit", action="append", required=True, metavar="NAME=LO:HI",
-                    help="a constant to fit and its bounds (repeatable)")
-    ca.add_argument("--holdout", action="append", default=[], metavar="RUN",
-                    help="validate the fitted program on this run, with prediction "
-                         "intervals (repeatable)")
-    ca.add_argument("--holdout-set", dest="holdout_sets", action="append", default=[],
-                    metavar="NAME=EXPR",
-                    help="replace `let NAME` in the held-out replays only (NP=2)")
-    ca.add_argument("--objective", default="ttft,tpot", metavar="METRICS",
-                    help="the metrics the fit matches, request by request (default ttft,tpot)")
-    ca.add_argument("--match", choices=("quantiles", "requests"), default="quantiles",
-                    help="match the metrics' mean and percentiles (default) or each "
-                         "request's values")
-    ca.add_argument("--bootstrap", type=int, default=1000, metavar="B",
-                    help="session resamples for the 95%% intervals (default 1000)")
-    ca.add_argument("--draws", type=int, default=20, metavar="K",
-                    help="fitted-constant draws simulated for each prediction interval "
-                         "(default 20)")
-    ca.add_argument("--max-evals", type=int, default=30, metavar="N",
-                    help="most optimizer iterations (default 30)")
-    ca.add_argument("--probe", metavar="FILE",
-                    help="lone-request probes: also print the direct least-squares fit of "
-                         "the cost terms")
-    ca.add_argument("--jobs", type=int, metavar="N", help="local worker processes")
-    ca.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster")
-    ca.add_argument("--quiet", action="store_true", help="no progress lines")
-
-
-def handles(args: argparse.Namespace) -> bool:
-    """Whether this module runs the command."""
-    return args.command in COMMANDS
 
 
 def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
