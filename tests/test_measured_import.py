@@ -158,3 +158,17 @@ def test_trace_command_malformed_writes_nothing(tmp_path):
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"{bad}:2:2: not valid JSON")
     assert "Traceback" not in r.stderr and not out.exists()
+
+
+def test_a_bad_selection_is_refused():
+    with pytest.raises(MeasuredError, match="is not A:B with 0 <= A < B <= 1"):
+        read_run(PULL1 + "@0.6:0.2")
+
+
+def test_validate_names_the_log_not_the_program(tmp_path):
+    bad = tmp_path / "run.csv"
+    bad.write_text("arrival,prompt_tokens,output_tokens,ttft,e2e\n0,10,2,x,0.2\n")
+    prog = os.path.join(ROOT, "examples", "measured", "a6000_pull.sq")
+    r = cli("validate", prog, "--measured", str(bad))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith(f"{bad}:2:8: column 4 (ttft): invalid number `x`")
