@@ -210,6 +210,29 @@ EXAMPLES: list[Example] = [
             "classes, a live-session pool and a KV pool with eviction: almost every "
             "iteration happens while nothing else moves, so `scripts/bench.py` times "
             "the engine's fast path with it."),
+    Example("examples/measured/a6000_pull.sq", "Measured: serQ's A6000 testbed, pull mode",
+            "The prefill/decode deployment serQ's authors measured on an A6000 testbed "
+            "(llm-d/vLLM, NIXL pull, Qwen3-8B), replaying the measured run's trace with "
+            "upstream's hand-calibrated constants; `serq-simpy validate` compares it with "
+            "the measurement and `serq-simpy calibrate` fits it (see the guide "
+            "[Held against measurements](../../guide/measured.md))."),
+    Example("examples/measured/vllm_rtx4090_llama8b.sq", "Measured: vLLM on an RTX 4090",
+            "vLLM serving Llama-3.1-8B on one RTX 4090, replaying LLMServingSim's recorded "
+            "run of 300 ShareGPT requests, with the engine settings of its meta.json "
+            "([Held against measurements](../../guide/measured.md))."),
+    Example("examples/measured/vllm_rtxpro6000_llama8b.sq",
+            "Measured: vLLM on an RTX PRO 6000, Llama-3.1-8B",
+            "vLLM serving Llama-3.1-8B on one RTX PRO 6000, replaying LLMServingSim's "
+            "recorded run ([Held against measurements](../../guide/measured.md))."),
+    Example("examples/measured/vllm_rtxpro6000_qwen32b.sq",
+            "Measured: vLLM on two RTX PRO 6000, Qwen3-32B (TP 2)",
+            "vLLM serving Qwen3-32B with tensor parallelism 2, replaying LLMServingSim's "
+            "recorded run ([Held against measurements](../../guide/measured.md))."),
+    Example("examples/measured/vllm_rtxpro6000_qwen30b_a3b.sq",
+            "Measured: vLLM on two RTX PRO 6000, Qwen3-30B-A3B (DP 2, EP)",
+            "vLLM serving the mixture-of-experts Qwen3-30B-A3B with data parallelism 2 "
+            "(two engines) and expert parallelism, replaying LLMServingSim's recorded run "
+            "([Held against measurements](../../guide/measured.md))."),
 ]
 
 GROUPS = {
@@ -218,6 +241,7 @@ GROUPS = {
     "lib": "Libraries",
     "papers": "Batching policies from the literature",
     "pd-disaggregation": "Prefill/decode disaggregation",
+    "measured": "Held against measurements",
     "policies": "Policies in Python",
     "bench": "Benchmark programs",
 }

@@ -17,7 +17,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..core.version import __version__
-from .options import count, policy
+from .options import count, policy, seed as _seed
 from .guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
                         write_stdout)
 from ..core.deep import call_deep
@@ -51,16 +51,6 @@ def _warmup(text: str):
     v = _number(text)
     if not (0 <= v < math.inf):
         raise argparse.ArgumentTypeError(f"the warm-up is {text}: a finite number, at least 0")
-    return v
-
-
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53") from None
-    if not 0 <= v <= 2 ** 53:
-        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53")
     return v
 
 

@@ -22,3 +22,14 @@ def policy(text: str) -> tuple[str, str]:
     if not eq or not name.strip() or not value.strip():
         raise argparse.ArgumentTypeError(f"`{text}`: expected NAME=package.module:Class")
     return name.strip(), value
+
+
+def seed(text: str) -> int:
+    """A seed option: an integer 0 … 2^53."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53") from None
+    if not 0 <= v <= 2 ** 53:
+        raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53")
+    return v

@@ -1,6 +1,7 @@
 """The study side of the command line: `run --replications/--jobs/--dask/
 --warmup auto/--precision/--observe`, and the commands `sweep`, `summary`
-and `plot`. `serq.cli.commands` calls `add_run_options`, `add_commands`, `handles`
+and `plot`, `capacity` and `compare` (and, from `measured.py`, `trace`, `validate`,
+`calibrate`). `serq.cli.commands` calls `add_run_options`, `add_commands`, `handles`
 and `execute`; everything heavy is imported only when a command runs.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any, Callable, Optional
 
 from .options import count, policy
 from .guard import write_stdout
+from .measured import MEASURED_COMMANDS
 from ..core.errors import UsageError
 
 
@@ -92,6 +94,8 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     pl.add_argument("--x", metavar="PARAM", help="of a sweep: the grid parameter on the x axis")
     pl.add_argument("--by", metavar="PARAM", help="of a sweep: one line per value of PARAM")
     add_capacity(sub, common, settings)
+    from .measured import add_measured_commands
+    add_measured_commands(sub, common)
 
 
 def _positive(text: str) -> float:
@@ -178,7 +182,7 @@ def add_compare(sub: Any, settings: Callable, assignment: Callable, policy: Call
 
 def handles(args: argparse.Namespace) -> bool:
     """Whether the study side runs this command."""
-    if args.command in ("sweep", "summary", "plot", "capacity", "compare"):
+    if args.command in ("sweep", "summary", "plot", "capacity", "compare") + MEASURED_COMMANDS:
         return True
     if args.command == "ir" and getattr(args, "warmup", None) == "auto":
         raise UsageError("--warmup auto applies to run and plot")
@@ -195,6 +199,12 @@ def handles(args: argparse.Namespace) -> bool:
 def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> int:
     """Run a study command (`inputs`: the program inputs after `--`);
     returns the exit status."""
+    if args.command in MEASURED_COMMANDS:
+        from . import measured as measured_cli
+        try:
+            return measured_cli.execute(args, inputs)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     kw: dict = {}
     if args.command != "summary":
         sets = dict(args.sets)
