@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..core.errors import SerqError
-from ..ir import Pos
+from ..core.ir import Pos
 
 
 class MeasuredError(SerqError):
