@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 from . import __version__
 from .cli_guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
-                        write_stdout)
+                        stopping_on_signals, write_stdout)
 from .deep import call_deep
 from .errors import SerqError, UsageError
 
@@ -186,7 +186,9 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
         return {}
     from .runtime.guards import load_policy
     if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the working directory
+        # modules of the working directory are found, after the installed ones: a
+        # `pandas.py` there does not replace pandas
+        sys.path.append(os.getcwd())
     out: dict[str, type] = {}
     for name, target in specs:
         try:
@@ -198,6 +200,30 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
+    status = _main(argv)
+    if argv is None:
+        _end_lingering_threads(status)
+    return status
+
+
+def _end_lingering_threads(status: int) -> None:
+    """The command is the process and is done: threads left running (a
+    policy may start some) would keep it alive; end it with `status`."""
+    import threading
+    left = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not left:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(f"serq-simpy: note: {len(left)} thread(s) started during the run "
+                         f"(`{left[0].name}`) were still running; they were ended\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     if argv is None:  # the process is the command (not a call from a program):
         # numpy's OpenBLAS otherwise starts a thread per core at import, which spin
         # for ~40 ms of CPU time; the command does no linear algebra (a setting stays)
@@ -216,7 +242,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         check_stdout()
-        return _execute(args, inputs, policies, entry=argv is None)
+        return stopping_on_signals(lambda: _execute(args, inputs, policies,
+                                                    entry=argv is None))
     except OutputError as exc:
         sys.stderr.write(f"serq-simpy: error: {exc}\n")
         return 1
@@ -229,9 +256,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"{args.file}: error: {exc}\n")
         return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        sys.stderr.write("interrupted\n" if getattr(exc, "signum", 2) == 2 else
+                         "terminated (SIGTERM)\n")
+        return getattr(exc, "status", EXIT_INTERRUPTED)
+    except MemoryError:
+        sys.stderr.write(f"{args.file}: error: out of memory (the process's limit, e.g. "
+                         "`ulimit -v`, was reached)\nhelp: shorten the horizon, or bound the "
+                         "run with --max-memory MB below the limit\n")
+        return 1
 
 
 def _settle_gc(entry: bool) -> None:

@@ -66,6 +66,12 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
                     help="keep every finished run here; a rerun computes only what is missing")
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
+    kept = sw.add_mutually_exclusive_group()
+    kept.add_argument("--extend", dest="store_mode", action="store_const", const="extend",
+                      help="--out holds another sweep (grid, program, settings): keep its "
+                           "runs and add this sweep's")
+    kept.add_argument("--replace", dest="store_mode", action="store_const", const="replace",
+                      help="--out holds another sweep: discard its runs first")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")
     sw.add_argument("--policy", action="append", default=[], type=_policy,
                     metavar="NAME=module:Class",
@@ -191,7 +197,8 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
         result = sweep(args.file, args.grid, replications=args.replications, seed=args.seed,
                        executor=_executor(args), jobs=args.jobs, out=args.out,
                        warmup=args.warmup, retry_failed=args.retry_failed,
-                       policies=dict(args.policy), progress=bar, **_settings(args, kw))
+                       policies=dict(args.policy), progress=bar, store_mode=args.store_mode,
+                       warn=_warning, **_settings(args, kw))
     finally:
         if bar is not None:
             bar.close()
@@ -212,6 +219,10 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
     return 1 if len(result.errors) else 0
 
 
+def _warning(text: str) -> None:
+    sys.stderr.write(f"serq-simpy: warning: {text}\n")
+
+
 def summary_text(summary: Any, params: list[str], wanted: list[str]) -> str:
     """A table: one row per grid point, one column per statistic, `mean ±hw`."""
     from ..report.text_report import fixed, table
@@ -219,6 +230,12 @@ def summary_text(summary: Any, params: list[str], wanted: list[str]) -> str:
     pairs = set(zip(summary["section"], summary["name"]))
     if wanted:
         stats = [parse_statistic(w, pairs) for w in wanted]
+        present = set(zip(summary["section"], summary["name"], summary["statistic"]))
+        for w, st in zip(wanted, stats):
+            if st not in present:
+                known = ", ".join(sorted(k[2] for k in present if k[:2] == st[:2]))
+                raise ValueError(f"--y {w}: no statistic {st[2]!r} of {st[0]} {st[1]} in "
+                                 f"the results (it has {known})")
     else:
         stats = []
         for s, n, st, v in zip(summary["section"], summary["name"], summary["statistic"],
@@ -245,9 +262,14 @@ def summary_text(summary: Any, params: list[str], wanted: list[str]) -> str:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    from .store import latest_frame, read_manifest
+    from .store import StoreError, latest_frame, read_manifest
     manifest = read_manifest(args.file)
     summary = latest_frame(args.file, "summary")
+    missing = [c for c in list(manifest["grid"]) + ["section", "name", "statistic", "mean",
+                                                     "half_width"] if c not in summary.columns]
+    if missing:
+        raise StoreError(f"{args.file}: its summary has no column {missing[0]} (not this "
+                         "sweep's summary); run the sweep again to rewrite it")
     write_stdout(summary_text(summary, list(manifest["grid"]), args.y))
     return 0
 

@@ -16,6 +16,9 @@ from typing import Any, Optional
 
 #: The largest seed the language accepts (Part 07: seeds are integers 0 … 2^53).
 MAX_SEED = 2 ** 53
+#: Most runs one study may plan (a sweep's points × replications, or a
+#: study's replications): a larger plan is refused before anything runs.
+MAX_RUNS = 100_000
 
 
 def replication_seed(base: int, index: int) -> int:
@@ -35,7 +38,9 @@ class ProgramSpec:
     paths relative to it); a worker that can read the same text at `path`
     loads the file, otherwise it compiles `text` itself. `sets` values are
     expression texts (as `--set NAME=EXPR`). `policies` maps a stage or pool
-    name to a `"package.module:Class"` string."""
+    name to a `"package.module:Class"` string. `reads` are the (path,
+    digest) of the other files a run reads (`serq.study.inputs.with_reads`),
+    part of its key."""
 
     text: str
     path: Optional[str] = None
@@ -47,6 +52,7 @@ class ProgramSpec:
     warmup: Optional[float] = None
     arrivals: Optional[int] = None
     policies: tuple[tuple[str, str], ...] = field(default=())
+    reads: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def make(cls, program: Any = None, *, source: Optional[str] = None,
@@ -86,12 +92,13 @@ class ProgramSpec:
         return replace(self, sets=tuple(sorted(merged.items())))
 
     def key(self, seed: int) -> str:
-        """The hash naming one run: program text, every setting and the seed."""
+        """The hash naming one run: program text, every setting, the files
+        it reads (`reads`) and the seed."""
         blob = json.dumps({"text": self.text, "sets": self.sets, "defs": self.defs,
-                           "workload": _file_text(self.workload), "trace": self.trace,
+                           "workload": self.workload, "trace": self.trace,
                            "horizon": self.horizon, "warmup": self.warmup,
                            "arrivals": self.arrivals, "policies": self.policies,
-                           "seed": int(seed)}, sort_keys=True)
+                           "reads": self.reads, "seed": int(seed)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -113,12 +120,3 @@ def _policy_text(value: Any) -> str:
         return value
     return f"{value.__module__}:{value.__qualname__}"
 
-
-def _file_text(path: Optional[str]) -> Optional[str]:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return path
