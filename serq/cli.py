@@ -73,6 +73,12 @@ def _count(text: str) -> int:
     return v
 
 
+def _folder(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name")
+    return text
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     if not eq or not name.strip():
@@ -122,7 +128,8 @@ def _parser() -> _Parser:
     common(run)
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
-    run.add_argument("--dump", metavar="DIR", help="also write the samples as CSV files")
+    run.add_argument("--dump", metavar="DIR", type=_folder,
+                     help="also write the samples as CSV files")
     run.add_argument("--policy", action="append", default=[], type=_policy,
                      metavar="NAME=module:Class",
                      help="bind a policy class (a subclass from serq.policies) to a declared "

@@ -269,13 +269,18 @@ def _pool_invariants(pool: Pool, method: str) -> None:
 
 def _where(obj: Any) -> str:
     kind = "pool" if isinstance(obj, Pool) else "stage"
-    return f"{kind} `{obj.label}`"
+    try:
+        return f"{kind} `{obj.label}`"
+    except Exception:  # (an object its own constructor left half made)
+        return f"a {kind}"
 
 
 def _error(obj: Any, method: str, what: str, rule: str) -> PolicyError:
     name = type(obj).__name__
-    return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}", obj.env._now,
-                       help=f"the rule: {rule}", policy=name, method=method, rule=rule)
+    env = getattr(obj, "env", None)
+    return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}",
+                       getattr(env, "_now", 0.0), help=f"the rule: {rule}", policy=name,
+                       method=method, rule=rule)
 
 
 def _show(x: Any) -> str:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
-from ..cli import _count as _positive_int, _policy
+from ..cli import _count as _positive_int, _horizon, _policy
 from ..cli_guard import write_stdout
 from ..errors import UsageError
 
@@ -48,7 +48,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                      help="the series --warmup auto and --precision look at (STAT: mean, p99)")
     run.add_argument("--budget", type=_positive_int, metavar="R",
                      help="most replications a precision target may use (default 100)")
-    run.add_argument("--max-horizon", type=float, metavar="T",
+    run.add_argument("--max-horizon", type=_horizon, metavar="T",
                      help="largest horizon a one-run precision target may reach "
                           "(default 64 × the horizon)")
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 
 #: Seconds `--dask ADDRESS` waits for the scheduler to answer.
-CONNECT_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 5.0
 
 
 def max_jobs() -> int:
@@ -150,6 +150,7 @@ class Dask:
                                    "`pip install distributed` (in a clone of serq-simpy: "
                                    "`pip install -e '.[dask]'`)") from None
             try:
+                _probe(client)  # (the client itself waits forever for a silent peer)
                 client = Client(client, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise RuntimeError(f"--dask {self.address}: no Dask scheduler answered within "
@@ -168,6 +169,20 @@ class Dask:
     def close(self, abort: bool = False) -> None:
         if self.owned:
             self.client.close()
+
+
+def _probe(address: str) -> None:
+    """Connect to the scheduler at `address` and complete Dask's handshake
+    within `CONNECT_TIMEOUT` seconds, or raise `TimeoutError`/`OSError`."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=CONNECT_TIMEOUT),
+                                      CONNECT_TIMEOUT)
+        await comm.close()
+    asyncio.run(handshake())
 
 
 def _is_dask_client(obj: Any) -> bool:

@@ -96,8 +96,9 @@ def normalize(grid: Union[Mapping[str, Any], Iterable[str]]) -> dict[str, list[V
         raise GridError("a sweep needs at least one grid parameter")
     size = math.prod(len(v) for v in out.values())
     if size > MAX_POINTS:
-        raise GridError(f"the grid has {size} points ({' × '.join(str(len(v)) for v in "
-                        f"out.values())}), more than {MAX_POINTS}: take fewer values")
+        shape = " × ".join(str(len(v)) for v in out.values())
+        raise GridError(f"the grid has {size} points ({shape}), more than {MAX_POINTS}: "
+                        "take fewer values")
     return out
 
 

@@ -25,13 +25,10 @@ def with_reads(spec: ProgramSpec, point: Optional[dict] = None) -> ProgramSpec:
     `point` reads, and of its policies' source files. A program that does
     not load still gets the files read up to its error."""
     from ..errors import SerqError
-    from ..frontend import load as front_load
-    probe = spec.with_sets(point or {})
+    from .worker import load_spec
     reads, token = recording()
     try:
-        front_load(source=probe.text, file_label=probe.path, need_horizon=False,
-                   sets=dict(probe.sets), defs=dict(probe.defs), workload=probe.workload,
-                   trace=probe.trace)
+        load_spec(spec.with_sets(point or {}))
     except SerqError:
         pass  # the run reports it; its key still covers what was read
     finally:

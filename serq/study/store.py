@@ -237,7 +237,7 @@ def read_frame(path: str, data: Optional[bytes] = None) -> Any:
     if path.endswith(".parquet"):
         return pd.read_parquet(source)
     frame = pd.read_csv(source, dtype={"value": str, "error": str}, keep_default_na=False,
-                        na_values=[""], float_precision="round_trip")
+                        na_values=[""])
     # Python's float() reads every written double back exactly
     if "value" in frame.columns:
         frame["value"] = [float(v) if isinstance(v, str) else math.nan
