@@ -207,7 +207,11 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
-    status = _main(argv)
+    try:
+        status = _main(argv)
+    except KeyboardInterrupt:  # (Ctrl-C while the command line was read)
+        sys.stderr.write("interrupted\n")
+        status = EXIT_INTERRUPTED
     if argv is None:
         _end_lingering_threads(status)
     return status

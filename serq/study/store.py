@@ -91,6 +91,14 @@ class Store:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
+        for folder in (self.root, self.runs):  # writers that died before their rename
+            for name in os.listdir(folder):
+                stem, _, pid = name.rpartition(".tmp")
+                if stem and pid.isdigit():
+                    try:
+                        os.unlink(os.path.join(folder, name))
+                    except OSError:
+                        pass
 
     def unlock(self) -> None:
         """Give the store back (closing the file releases the lock)."""
