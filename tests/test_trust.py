@@ -44,9 +44,11 @@ class Outcome:
     wall: float
 
 
-def cli(*args: str, cwd: str, timeout: float = 60.0, signals: tuple = ()) -> Outcome:
-    """Run `serq-simpy ARGS` in `cwd`; `signals`: (seconds, signal) sent to it."""
-    env = dict(os.environ, SERQ_CACHE_DIR="")
+def cli(*args: str, cwd: str, timeout: float = 60.0, signals: tuple = (),
+        cache: str = "") -> Outcome:
+    """Run `serq-simpy ARGS` in `cwd` (with the program cache in `cache`, by
+    default off); `signals`: (seconds, signal) sent to it."""
+    env = dict(os.environ, SERQ_CACHE_DIR=cache)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         proc = subprocess.Popen([EXE, *args], cwd=cwd, stdout=out, stderr=err, env=env,
@@ -372,10 +374,11 @@ def test_trace_errors_quote_csv_files_only(hostile):
 def test_a_trace_over_the_limit_is_refused_unread(hostile):
     with open(hostile / "big.csv", "wb") as f:
         f.truncate(200 * 2 ** 20)  # 200 MiB (sparse: nothing to read)
-    r = cli("run", "trace_mm1.sq", "--trace", "big.csv", "--max-memory", "500",
-            cwd=str(hostile))
-    fails_cleanly(r)
-    assert "200.0 MiB, more than a trace's 16 MiB" in r.err
+    for cache in ("", str(hostile / "cache")):  # (the program cache hashes what is read)
+        r = cli("run", "trace_mm1.sq", "--trace", "big.csv", "--max-memory", "500",
+                cwd=str(hostile), cache=cache)
+        fails_cleanly(r)
+        assert "200.0 MiB, more than a trace's 16 MiB" in r.err
 
 
 @pytest.mark.parametrize("args, words", [
