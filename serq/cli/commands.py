@@ -17,9 +17,9 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..core.version import __version__
-from .options import count, policy, seed as _seed
+from .options import count, horizon as _horizon, number as _number, policy, seed as _seed
 from .guard import (EXIT_INTERRUPTED, OutputError, add_limit_options, check_stdout,
-                        write_stdout)
+                        stopping_on_signals, write_stdout)
 from ..core.deep import call_deep
 from ..core.errors import SerqError, UsageError
 
@@ -29,20 +29,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"serq-simpy: error: {message}\n")
         sys.exit(2)
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
-
-
-def _horizon(text: str) -> float:
-    v = _number(text)
-    if not (0 < v < math.inf):
-        raise argparse.ArgumentTypeError(f"the horizon is {text}: a finite number above 0")
-    return v
 
 
 def _warmup(text: str):
@@ -60,6 +46,12 @@ def _percentiles(text: str) -> tuple[float, ...]:
         return parse_percentiles(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _folder(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name")
+    return text
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -106,7 +98,7 @@ def _parser() -> _Parser:
     common(run)
     settings(run)
     run.add_argument("--json", action="store_true", help="print the JSON report")
-    run.add_argument("--dump", metavar="DIR",
+    run.add_argument("--dump", metavar="DIR", type=_folder,
                      help="also write the samples as CSV files into DIR (created; the files "
                           "written are named on standard error)")
     run.add_argument("--percentiles", type=_percentiles, metavar="Q,Q,…",
@@ -176,7 +168,9 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
         return {}
     from ..runtime.policy.guards import load_policy
     if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the working directory
+        # modules of the working directory are found, after the installed ones: a
+        # `pandas.py` there does not replace pandas
+        sys.path.append(os.getcwd())
     out: dict[str, type] = {}
     for name, target in specs:
         try:
@@ -188,6 +182,34 @@ def _load_policies(specs: list[tuple[str, str]]) -> dict[str, type]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the `serq-simpy` command; returns the exit status."""
+    try:
+        status = _main(argv)
+    except KeyboardInterrupt:  # (Ctrl-C while the command line was read)
+        sys.stderr.write("interrupted\n")
+        status = EXIT_INTERRUPTED
+    if argv is None:
+        _end_lingering_threads(status)
+    return status
+
+
+def _end_lingering_threads(status: int) -> None:
+    """The command is the process and is done: threads left running (a
+    policy may start some) would keep it alive; end it with `status`."""
+    import threading
+    left = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not left:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(f"serq-simpy: note: {len(left)} thread(s) started during the run "
+                         f"(`{left[0].name}`) were still running; they were ended\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     if argv is None:  # the process is the command (not a call from a program):
         # numpy's OpenBLAS otherwise starts a thread per core at import, which spin
         # for ~40 ms of CPU time; the command does no linear algebra (a setting stays)
@@ -210,7 +232,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     try:
         check_stdout()
-        return _execute(args, inputs, policies, entry=argv is None)
+        return stopping_on_signals(lambda: _execute(args, inputs, policies,
+                                                    entry=argv is None))
     except OutputError as exc:
         sys.stderr.write(f"serq-simpy: error: {exc}\n")
         return 1
@@ -223,9 +246,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"{args.file}: error: {exc}\n")
         return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        sys.stderr.write("interrupted\n" if getattr(exc, "signum", 2) == 2 else
+                         "terminated (SIGTERM)\n")
+        return getattr(exc, "status", EXIT_INTERRUPTED)
+    except MemoryError:
+        sys.stderr.write(f"{args.file}: error: out of memory (the process's limit, e.g. "
+                         "`ulimit -v`, was reached)\nhelp: shorten the horizon, or bound the "
+                         "run with --max-memory MB below the limit\n")
+        return 1
 
 
 def _settle_gc(entry: bool) -> None:

@@ -57,18 +57,51 @@ def interruptible(fn: Callable[[], T]) -> T:
     once."""
     if threading.current_thread() is not threading.main_thread():
         return fn()
+    from ..runtime.policy import policy_watch
     from ..runtime.watch.watchdog import interrupt_all
     presses = [0]
+    owner = threading.get_ident()
 
     def handler(signum: int, frame: Any) -> None:
         presses[0] += 1
-        if presses[0] > 1 or not interrupt_all():
-            raise KeyboardInterrupt
+        if presses[0] > 1 or policy_watch.running(owner) is not None or not interrupt_all():
+            raise Terminated(signum)  # (in a policy call, the loop cannot reach a stop)
     old = signal.signal(signal.SIGINT, handler)
+    old_term = signal.signal(signal.SIGTERM, handler)
     try:
         return fn()
     finally:
         signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGTERM, old_term)
+
+
+class Terminated(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM: the command stops, keeping what finished."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def status(self) -> int:
+        """The exit status: 128 + the signal's number (130 for Ctrl-C)."""
+        return 128 + int(self.signum)
+
+
+def stopping_on_signals(fn: Callable[[], T]) -> T:
+    """Run `fn` with SIGTERM handled as Ctrl-C is (a `Terminated` raised in
+    the main thread: a study stops, keeps its finished runs and ends its
+    workers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        return fn()
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def check_stdout() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def count(text: str) -> int:
@@ -32,4 +33,20 @@ def seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53") from None
     if not 0 <= v <= 2 ** 53:
         raise argparse.ArgumentTypeError(f"the seed is {text}: an integer 0 … 2^53")
+    return v
+
+
+def number(text: str) -> float:
+    """A number option."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+
+
+def horizon(text: str) -> float:
+    """A horizon option: a finite number above 0."""
+    v = number(text)
+    if not (0 < v < math.inf):
+        raise argparse.ArgumentTypeError(f"the horizon is {text}: a finite number above 0")
     return v

@@ -11,7 +11,8 @@ instead: then neither textX nor the front end is imported at all.
 An entry is found by the program's path, the working directory and the
 load's options (`--set`, `--def`, program inputs, `--workload`, `--trace`,
 the settings): one entry for each, rewritten when it no longer fits, and
-at most `MAX_ENTRIES` of them (the least recently written go first). It
+at most `MAX_ENTRIES` of them (the least recently written go first), each
+of at most `MAX_ENTRY_BYTES`. It
 is used only when its key matches: a hash of the program's bytes, of this
 package's front-end sources and grammar (their sizes and modification
 times, as `.pyc` files check theirs), of the textX and Arpeggio
@@ -44,6 +45,9 @@ _FORMAT = 2
 MAX_ENTRIES = 256
 #: A temporary file older than this (seconds) is a dead writer's, removed by a prune.
 TMP_AGE = 3600.0
+#: An entry larger than this is not written (a program with a large trace
+#: loads from its files each time instead of filling the cache).
+MAX_ENTRY_BYTES = 8 << 20
 #: A program file larger than this is not looked up (the front end refuses
 #: anything over `serq.frontend.parse.source.MAX_SOURCE_BYTES`, far below).
 READ_LIMIT = 1 << 22
@@ -161,6 +165,8 @@ def _write_entry(entry: str, key: str, reads: list[Read],
         pickle.dump((key, sorted(set(reads))), buf, protocol=pickle.HIGHEST_PROTOCOL)
         pickle.dump(program, buf, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
+        return
+    if buf.tell() > MAX_ENTRY_BYTES:
         return
     folder = os.path.dirname(entry)
     write_atomic(folder, entry, buf.getvalue())

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any, Callable, Optional
 
-from .options import count, policy
+from .options import count, horizon as _horizon, policy
 from .guard import write_stdout
 from .measured import MEASURED_COMMANDS
 from ..core.errors import UsageError
@@ -55,7 +55,7 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
                      help="the series --warmup auto and --precision look at (STAT: mean, p99)")
     run.add_argument("--budget", type=count, metavar="R",
                      help="most replications a precision target may use (default 100)")
-    run.add_argument("--max-horizon", type=float, metavar="T",
+    run.add_argument("--max-horizon", type=_horizon, metavar="T",
                      help="largest horizon a one-run precision target may reach "
                           "(default 64 × the horizon)")
 
@@ -73,6 +73,12 @@ def add_commands(sub: Any, common: Callable, settings: Callable) -> None:
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--retry-failed", action="store_true",
                     help="recompute the runs recorded as failed in --out")
+    kept = sw.add_mutually_exclusive_group()
+    kept.add_argument("--extend", dest="store_mode", action="store_const", const="extend",
+                      help="--out holds another sweep (grid, program, settings): keep its "
+                           "runs and add this sweep's")
+    kept.add_argument("--replace", dest="store_mode", action="store_const", const="replace",
+                      help="--out holds another sweep: discard its runs first")
     sw.add_argument("--json", action="store_true", help="print the summary as JSON")
     sw.add_argument("--policy", action="append", default=[], type=policy,
                     metavar="NAME=module:Class",
@@ -297,7 +303,8 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
         result = sweep(args.file, args.grid, replications=args.replications, seed=args.seed,
                        executor=_executor(args), jobs=args.jobs, out=args.out,
                        warmup=args.warmup, retry_failed=args.retry_failed,
-                       policies=dict(args.policy), progress=bar, **_settings(args, kw))
+                       policies=dict(args.policy), progress=bar, store_mode=args.store_mode,
+                       warn=_warning, **_settings(args, kw))
     finally:
         if bar is not None:
             bar.close()
@@ -324,7 +331,7 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    from ..study.store import latest_frame, read_manifest
+    from ..study.store import StoreError, latest_frame, read_manifest
     from ..study.table import summary_text
     manifest = read_manifest(args.file)
     summary = latest_frame(args.file, "summary")
@@ -332,6 +339,11 @@ def _summary(args: argparse.Namespace) -> int:
         sys.stderr.write(f"serq-simpy: error: {args.file}: no finished runs (the failed "
                          "ones are listed in its errors.csv)\n")
         return 1
+    missing = [c for c in list(manifest["grid"]) + ["section", "name", "statistic", "mean",
+                                                     "half_width"] if c not in summary.columns]
+    if missing:
+        raise StoreError(f"{args.file}: its summary has no column {missing[0]} (not this "
+                         "sweep's summary); run the sweep again to rewrite it")
     write_stdout(summary_text(summary, list(manifest["grid"]), args.y))
     return 0
 

@@ -29,6 +29,8 @@ _READS: contextvars.ContextVar[Optional[list[Read]]] = \
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # serq/
+#: Larger files are not hashed (no input a load accepts is this large).
+DIGEST_LIMIT = 1 << 26
 
 
 def grammar_dir() -> str:
@@ -109,13 +111,14 @@ def digest(data: bytes) -> str:
 
 def file_digest(path: str) -> Optional[str]:
     """The `digest` of the bytes of the regular file `path`, or None when it
-    is not one (a pipe is not opened: its bytes are for its reader) or
-    cannot be read."""
+    is not one (a pipe is not opened: its bytes are for its reader), is
+    larger than `DIGEST_LIMIT` (the load refuses it) or cannot be read."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > DIGEST_LIMIT:
             return None
         with open(path, "rb") as f:
-            return digest(f.read())
+            return digest(f.read(DIGEST_LIMIT + 1))
     except OSError:
         return None
 

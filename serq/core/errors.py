@@ -49,7 +49,14 @@ class SerqError(Exception):
 
     def format(self, file: Optional[str] = None,
                source: Optional[str] = None) -> str:
-        """The full message of Part 01 §8.1."""
+        """The full message of Part 01 §8.1. In a file that is not a program
+        (`shows_content`) only the position is given: an error never echoes
+        the content of `/etc/passwd` a program named."""
+        if self.pos is not None and not shows_content(self.pos.file):
+            return (f"{self.pos.file}:{self.pos.line}:{self.pos.col}: {self.prefix}not a "
+                    "serQ program: the file does not read as one at this position\n"
+                    "note: its content is not shown (only files whose names end in .sq "
+                    "are quoted in messages)")
         lines = [self.header(file)]
         text = self.source if self.source is not None else source
         if self.pos is not None and text is not None:
@@ -73,6 +80,12 @@ class SerqError(Exception):
 
     def __str__(self) -> str:
         return self.format()
+
+
+def shows_content(label: str) -> bool:
+    """Whether an error may quote the file `label`: a program file (`.sq`)
+    or program text given without a file (`<program>`)."""
+    return label.startswith("<") or label.lower().endswith(".sq")
 
 
 class ParseError(SerqError):

@@ -13,6 +13,16 @@ from concurrent.futures import Executor, Future
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 
+#: Seconds `--dask ADDRESS` waits for the scheduler to answer.
+CONNECT_TIMEOUT = 5.0
+
+
+def max_jobs() -> int:
+    """Most local worker processes a study starts: twice the cores, at
+    least 4 (each worker holds a run's memory; more only queue for the cores)."""
+    return max(4, 2 * default_jobs())
+
+
 def default_jobs() -> int:
     """The machine's cores (the default of `--jobs`)."""
     try:
@@ -44,6 +54,31 @@ class _Deferred(Future):
         return super().result(timeout)
 
 
+def end_with_parent(parent: int) -> None:
+    """In a worker process: end when the process `parent` that started it
+    ends, even by `kill -9` (Linux: the kernel's parent-death signal; else
+    a thread that looks at the parent twice a second)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # the parent ended before the call
+                os._exit(1)
+            return
+    except (OSError, AttributeError):
+        pass
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, name="serq-parent-watch", daemon=True).start()
+
+
 class Inline:
     """Runs the tasks in this process, one by one as the caller iterates
     them (`--jobs 1`): a sweep keeps each run as soon as it is done."""
@@ -57,7 +92,7 @@ class Inline:
                 fut.run()
             yield fut
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         pass
 
 
@@ -74,7 +109,8 @@ class Local:
             # about a second importing and compiling before its first run)
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            pool = ProcessPoolExecutor(max_workers=jobs or default_jobs(), mp_context=ctx)
+            pool = ProcessPoolExecutor(max_workers=jobs or default_jobs(), mp_context=ctx,
+                                       initializer=end_with_parent, initargs=(os.getpid(),))
         self.pool = pool
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
@@ -84,9 +120,20 @@ class Local:
         from concurrent.futures import as_completed
         return as_completed(list(futures))
 
-    def close(self) -> None:
-        if self.owned:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, abort: bool = False) -> None:
+        """Wait for the pool's workers to end; with `abort` (an interrupt),
+        end them at once."""
+        if not self.owned:
+            return
+        if abort:
+            for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
+                try:
+                    proc.kill()
+                except (OSError, AttributeError):
+                    pass
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            return
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Dask:
@@ -94,6 +141,7 @@ class Dask:
 
     def __init__(self, client: Any):
         self.owned = isinstance(client, str)
+        self.address = client if self.owned else None
         if self.owned:
             try:
                 from distributed import Client
@@ -101,7 +149,14 @@ class Dask:
                 raise RuntimeError("--dask needs the `distributed` package: "
                                    "`pip install distributed` (in a clone of serq-simpy: "
                                    "`pip install -e '.[dask]'`)") from None
-            client = Client(client)
+            try:
+                _probe(client)  # (the client itself waits forever for a silent peer)
+                client = Client(client, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise RuntimeError(f"--dask {self.address}: no Dask scheduler answered within "
+                                   f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__}: {exc}); "
+                                   "start one with `dask scheduler`, or check the "
+                                   "address") from None
         self.client = client
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -111,9 +166,23 @@ class Dask:
         from distributed import as_completed
         return iter(as_completed(list(futures)))
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         if self.owned:
             self.client.close()
+
+
+def _probe(address: str) -> None:
+    """Connect to the scheduler at `address` and complete Dask's handshake
+    within `CONNECT_TIMEOUT` seconds, or raise `TimeoutError`/`OSError`."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=CONNECT_TIMEOUT),
+                                      CONNECT_TIMEOUT)
+        await comm.close()
+    asyncio.run(handshake())
 
 
 def _is_dask_client(obj: Any) -> bool:
@@ -124,7 +193,7 @@ def resolve(executor: Any = None, jobs: Optional[int] = None, tasks: int = 2) ->
     """The executor for `executor=` (see the module text); `jobs=1`, or a
     single task, runs in this process."""
     if executor is None:
-        n = jobs or default_jobs()
+        n = min(jobs or default_jobs(), max_jobs())
         if n <= 1 or tasks <= 1:
             return Inline()
         return Local(min(n, tasks))

@@ -4,6 +4,7 @@ parameters are given, the last one varying fastest)."""
 from __future__ import annotations
 
 import itertools
+import math
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable, Mapping, Union
 
@@ -11,6 +12,8 @@ Value = Union[int, float, str]
 
 #: Most points one range may give (a typo like 0:1e9:1 is refused, not run).
 MAX_RANGE = 100_000
+#: Most points a whole grid may have (the product of its axes' lengths).
+MAX_POINTS = 100_000
 
 
 class GridError(ValueError):
@@ -38,12 +41,20 @@ def _range(name: str, text: str) -> list[Value]:
     except (InvalidOperation, ValueError):
         raise GridError(f"--grid {name}={text}: a range is START:STOP:STEP with three "
                         "numbers, e.g. lam=0.5:0.9:0.1") from None
+    if not all(v.is_finite() for v in (start, stop, step)):
+        raise GridError(f"--grid {name}={text}: START, STOP and STEP are finite numbers "
+                        "(not nan or inf)")
     if step <= 0 or stop < start:
         raise GridError(f"--grid {name}={text}: the step must be above 0 and "
                         "STOP at least START")
+    try:
+        too_many = (stop - start) / step >= MAX_RANGE
+    except ArithmeticError:  # decimal's overflow of huge exponents
+        too_many = True
+    if too_many:
+        raise GridError(f"--grid {name}={text}: more than {MAX_RANGE} values; take a "
+                        "larger STEP")
     count = int((stop - start) / step) + 1
-    if count > MAX_RANGE:
-        raise GridError(f"--grid {name}={text}: {count} values, more than {MAX_RANGE}")
     exact = [start + k * step for k in range(count)]  # decimal steps: 0.7, not 0.7000000001
     if all(v == v.to_integral_value() for v in exact) and "." not in text \
             and "e" not in text.lower():
@@ -83,6 +94,11 @@ def normalize(grid: Union[Mapping[str, Any], Iterable[str]]) -> dict[str, list[V
         out[name] = list(values)
     if not out:
         raise GridError("a sweep needs at least one grid parameter")
+    size = math.prod(len(v) for v in out.values())
+    if size > MAX_POINTS:
+        shape = " × ".join(str(len(v)) for v in out.values())
+        raise GridError(f"the grid has {size} points ({shape}), more than {MAX_POINTS}: "
+                        "take fewer values")
     return out
 
 

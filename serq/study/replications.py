@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from .executors import resolve
 from .report import PrecisionOutcome, StudyReport
-from .spec import ProgramSpec, replication_seed
+from .spec import MAX_RUNS, ProgramSpec, replication_seed
 from .warmup import WarmupChoice, choose
 from .worker import compiled, run_report
 
@@ -54,6 +54,8 @@ def replicate(program: Any = None, replications: int = 10, *, seed: Optional[int
     replications finish."""
     if replications < 1:
         raise ValueError("replications must be at least 1")
+    if max(replications, budget or 0) > MAX_RUNS:
+        raise ValueError(f"{max(replications, budget or 0)} replications: at most {MAX_RUNS}")
     auto = isinstance(warmup, str)
     if auto and warmup != "auto":
         raise ValueError(f"warmup={warmup!r}: a number or 'auto'")
@@ -75,16 +77,19 @@ def replicate(program: Any = None, replications: int = 10, *, seed: Optional[int
         spec = replace(spec, warmup=choice.time)
     most = replications if precision is None else max(replications, budget or DEFAULT_BUDGET)
     ex = resolve(executor, jobs, most)
+    if target is not None and replications == 1:
+        ex.close()
+        return _extend_horizon(spec, base, choice, target, precision, max_horizon)
     try:
-        if target is not None and replications == 1:
-            return _extend_horizon(spec, base, choice, target, precision, max_horizon)
         reports = _batch(ex, spec, base, 0, replications, progress, replications)
         outcome = None
         if target is not None:
             reports, outcome = _add_replications(ex, spec, base, reports, target, precision,
                                                  budget or DEFAULT_BUDGET, progress)
-    finally:
-        ex.close()
+    except BaseException:  # an interrupt: end the workers at once
+        ex.close(abort=True)
+        raise
+    ex.close()
     return StudyReport(spec, base, [replication_seed(base, i) for i in range(len(reports))],
                        reports, warmup_choice=choice, precision=outcome)
 

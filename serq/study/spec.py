@@ -16,6 +16,9 @@ from typing import Any, Optional
 
 #: The largest seed the language accepts (Part 07: seeds are integers 0 … 2^53).
 MAX_SEED = 2 ** 53
+#: Most runs one study may plan (a sweep's points × replications, or a
+#: study's replications): a larger plan is refused before anything runs.
+MAX_RUNS = 100_000
 
 
 def replication_seed(base: int, index: int) -> int:
@@ -38,7 +41,9 @@ class ProgramSpec:
     name to a `"package.module:Class"` string. `structural`: `sets` may change
     a constant that sizes a stage or pool array (the program is built again
     with the new size, `serq.load(structural=True)`); a sweep's points are.
-    It does not change a run's results, so it is not part of `key`."""
+    It does not change a run's results, so it is not part of `key`. `reads`
+    are the (path, digest) of the other files a run reads
+    (`serq.study.inputs.with_reads`), part of its key."""
 
     text: str
     path: Optional[str] = None
@@ -51,6 +56,7 @@ class ProgramSpec:
     arrivals: Optional[int] = None
     policies: tuple[tuple[str, str], ...] = field(default=())
     structural: bool = False
+    reads: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def make(cls, program: Any = None, *, source: Optional[str] = None,
@@ -98,12 +104,13 @@ class ProgramSpec:
         return replace(self.with_sets(sets), structural=True)
 
     def key(self, seed: int) -> str:
-        """The hash naming one run: program text, every setting and the seed."""
+        """The hash naming one run: program text, every setting, the files
+        it reads (`reads`) and the seed."""
         blob = json.dumps({"text": self.text, "sets": self.sets, "defs": self.defs,
-                           "workload": _file_text(self.workload), "trace": self.trace,
+                           "workload": self.workload, "trace": self.trace,
                            "horizon": self.horizon, "warmup": self.warmup,
                            "arrivals": self.arrivals, "policies": self.policies,
-                           "seed": int(seed)}, sort_keys=True)
+                           "reads": self.reads, "seed": int(seed)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -125,12 +132,3 @@ def _policy_text(value: Any) -> str:
         return value
     return f"{value.__module__}:{value.__qualname__}"
 
-
-def _file_text(path: Optional[str]) -> Optional[str]:
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return path

@@ -9,7 +9,8 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
 from .executors import resolve
 from .grid import normalize, points
-from .spec import ProgramSpec, replication_seed
+from .inputs import with_reads
+from .spec import MAX_RUNS, ProgramSpec, replication_seed
 from .stats import interval
 from .worker import Outcome, run_outcome
 
@@ -92,14 +93,22 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
           horizon: Optional[float] = None, warmup: Optional[float] = None,
           arrivals: Optional[int] = None, workload: Optional[str] = None,
           trace: Optional[str] = None, retry_failed: bool = False,
-          progress: Optional[Callable[[int, int], None]] = None) -> SweepResult:
+          progress: Optional[Callable[[int, int], None]] = None,
+          store_mode: Optional[str] = None,
+          warn: Optional[Callable[[str], None]] = None) -> SweepResult:
     """Run `program` (a path, a `ProgramSpec` or `source=` text) at every
     point of `grid` (`{"lam": "0.5:0.9:0.1", "max_seqs": [8, 16, 32]}`, or
     `--grid` texts), `replications` times each (seeds `seed + i`, the same
     at every point). With `out`, every finished run is written there at
     once and a run already there is read back instead of computed (a failed
     one too, unless `retry_failed`). `executor` as for `serq.replicate`.
-    `progress(done, total)` is called as runs finish."""
+    `progress(done, total)` is called as runs finish.
+
+    A run is keyed by everything it reads (program, libraries, trace,
+    workload, policy sources, settings, seed). One sweep at a time writes
+    `out`; an `out` holding another sweep is refused unless `store_mode` is
+    "extend" or "replace". A damaged run file there is recomputed, and
+    `warn(text)` (default: a `StoreWarning`) names it."""
     if grid is None:
         raise ValueError("a sweep needs a grid")
     if isinstance(warmup, str):
@@ -107,7 +116,13 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
                          "`serq-simpy run MODEL --warmup auto` at the most loaded point")
     if replications < 1:
         raise ValueError("replications must be at least 1")
+    if store_mode not in (None, "extend", "replace"):
+        raise ValueError(f"store_mode={store_mode!r}: None, 'extend' or 'replace'")
     axes = normalize(grid)
+    planned = math.prod(len(v) for v in axes.values()) * replications
+    if planned > MAX_RUNS:
+        raise ValueError(f"the sweep plans {planned} runs (points × replications), more "
+                         f"than {MAX_RUNS}: take fewer grid values or replications")
     clash = set(axes) & set(TIDY + SUMMARY + ["error"])
     if clash:
         raise ValueError(f"grid parameter {sorted(clash)[0]} has the name of a result column")
@@ -117,22 +132,40 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
     # a point may size the arrays (`R` of `stage engine[R]`): each is built again
     base_spec = replace(base_spec, structural=True)
     pts = points(axes)
+    base_spec = with_reads(base_spec, pts[0])
     check_names(base_spec, axes, pts[0])
     base = _base_seed(base_spec, pts) if seed is None else int(seed)
-    tasks = [(p, r, base_spec.with_sets(pt), replication_seed(base, r))
-             for p, pt in enumerate(pts) for r in range(replications)]
+    specs = [base_spec.with_sets(pt) for pt in pts]  # one per point, shared by its runs
+    tasks = [(p, r, specs[p], replication_seed(base, r))
+             for p in range(len(pts)) for r in range(replications)]
     store = None
     if out is not None:
         from .store import Store
-        store = Store(out)
-        store.write_manifest(_manifest(base_spec, axes, replications, base))
+        store = Store(out, warn=warn or _store_warning)
+        store.lock()
+    try:
+        return _run_tasks(store, axes, pts, tasks, base_spec, replications, base, executor,
+                          jobs, out, retry_failed, progress, store_mode)
+    finally:
+        if store is not None:
+            store.unlock()
+
+
+def _run_tasks(store: Any, axes: dict, pts: list[dict], tasks: list, base_spec: ProgramSpec,
+               replications: int, base: int, executor: Any, jobs: Optional[int],
+               out: Optional[str], retry_failed: bool,
+               progress: Optional[Callable[[int, int], None]],
+               store_mode: Optional[str]) -> SweepResult:
+    """Read back what `store` holds, compute the rest, assemble."""
+    if store is not None:
+        store.prepare(_manifest(base_spec, axes, replications, base), store_mode)
     frames: dict[int, Any] = {}
     todo = []
     for i, (p, r, spec, s) in enumerate(tasks):
         found = store.find(spec.key(s)) if store is not None else None
         if found is not None:
             frame = store.read_run(found)
-            if not (retry_failed and _failed(frame)):
+            if frame is not None and not (retry_failed and _failed(frame)):
                 frames[i] = frame
                 continue
         todo.append(i)
@@ -151,8 +184,10 @@ def sweep(program: Any = None, grid: Union[Mapping[str, Any], list[str], None] =
                 frames[i] = frame
                 if progress is not None:
                     progress(len(frames), len(tasks))
-        finally:
-            ex.close()
+        except BaseException:  # an interrupt: the finished runs are kept; end the workers
+            ex.close(abort=True)
+            raise
+        ex.close()
     result = _assemble(axes, pts, tasks, frames, reused, out)
     if store is not None:
         result.paths = {"results": store.write_frame("results", result.tidy),
@@ -183,6 +218,15 @@ def check_names(spec: ProgramSpec, axes: dict, point: dict) -> None:
                          + f" (its constants: {', '.join(exc.available) or 'none'})") from None
     except SerqError:
         pass
+
+
+class StoreWarning(UserWarning):
+    """A damaged run file in a sweep's store (it is recomputed)."""
+
+
+def _store_warning(text: str) -> None:
+    import warnings
+    warnings.warn(text, StoreWarning, stacklevel=3)
 
 
 def _base_seed(spec: ProgramSpec, pts: list[dict]) -> int:

@@ -21,7 +21,7 @@ _CACHE_SIZE = 64
 
 def _compile_key(spec: ProgramSpec) -> tuple:
     return (spec.text, spec.path, spec.sets, spec.defs, spec.workload, spec.trace,
-            spec.structural)
+            spec.structural, spec.reads)
 
 
 def compiled(spec: ProgramSpec) -> Any:
@@ -29,20 +29,24 @@ def compiled(spec: ProgramSpec) -> Any:
     key = _compile_key(spec)
     prog = _COMPILED.get(key)
     if prog is None:
-        from .. import api
-        kw: dict[str, Any] = dict(sets=dict(spec.sets), defs=dict(spec.defs),
-                                  workload=spec.workload, trace=spec.trace,
-                                  structural=spec.structural)
-        if spec.path is not None and _same_text(spec.path, spec.text):
-            prog = api.load(spec.path, **kw)
-        else:
-            from serq.frontend import load as front_load
-            prog = front_load(source=spec.text, file_label=spec.path, need_horizon=False,
-                              **kw)
+        prog = load_spec(spec)
         if len(_COMPILED) >= _CACHE_SIZE:
             _COMPILED.clear()
         _COMPILED[key] = prog
     return prog
+
+
+def load_spec(spec: ProgramSpec) -> Any:
+    """Load `spec`'s program afresh: from its file when that still holds
+    its text (its `use` paths are relative to it), else from the text."""
+    import serq
+    kw: dict[str, Any] = dict(sets=dict(spec.sets), defs=dict(spec.defs),
+                              workload=spec.workload, trace=spec.trace,
+                              structural=spec.structural)
+    if spec.path is not None and _same_text(spec.path, spec.text):
+        return serq.load(spec.path, **kw)
+    from serq.frontend import load as front_load
+    return front_load(source=spec.text, file_label=spec.path, need_horizon=False, **kw)
 
 
 def compile_count() -> int:

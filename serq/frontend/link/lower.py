@@ -145,7 +145,7 @@ class Lowerer:
     def trace(self, c: S.CTrace, base: str) -> ir.Trace:
         if self.trace_override is not None:
             path = os.path.abspath(self.trace_override)
-            return read_trace(path, self.trace_override, c.ordered)
+            return read_trace(path, self.trace_override, c.ordered, pipes=True)
         path = c.path if os.path.isabs(c.path) else os.path.join(base, c.path)
         return read_trace(path, c.path, c.ordered, c.path_pos,
                           self.res.sources.get(c.path_pos.file))

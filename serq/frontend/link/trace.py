@@ -8,6 +8,12 @@ from typing import Optional
 from ...core import ir
 from ...core.caches import note_read
 from ...core.errors import LinkError
+from ..parse.source import NotReadable, read_bounded
+
+#: The largest trace file read (its turns take about 40 times its size in memory).
+MAX_TRACE_BYTES = 16 * 2 ** 20
+#: The largest amount (tokens) or think time a trace may give.
+MAX_AMOUNT = 1e12
 
 COLUMNS = ("session", "turn", "new", "out", "think", "forced")
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|inf|infinity|nan)",
@@ -22,17 +28,26 @@ def parse_number(field: str) -> Optional[float]:
 
 
 def read_trace(path: str, shown: str, ordered: bool,
-               pos: Optional[ir.Pos] = None, source: Optional[str] = None) -> ir.Trace:
-    """Read the corpus at `path`; errors name the file as `shown`."""
+               pos: Optional[ir.Pos] = None, source: Optional[str] = None,
+               pipes: bool = False) -> ir.Trace:
+    """Read the corpus at `path` (a regular file of at most `MAX_TRACE_BYTES`;
+    with `pipes`, a named pipe too: a trace named on the command line);
+    errors name the file as `shown`. A UTF-8 byte-order mark is skipped."""
     def fail(message: str, help: Optional[str] = None) -> LinkError:
         return LinkError(f"trace {shown}: {message}", pos, help=help, source=source)
 
     note_read(path)  # before it is read: a later edit is seen (serq.cli.program_cache)
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
+        lines = read_bounded(path, MAX_TRACE_BYTES, pipes).decode("utf-8-sig").split("\n")
+    except NotReadable as e:
+        reason = e.reason if e.size is None else (
+            f"{e.size / 2 ** 20:.1f} MiB, more than a trace's {MAX_TRACE_BYTES // 2 ** 20} MiB")
+        raise LinkError(f"cannot read trace {shown}: {reason}", pos, source=source,
+                        help="split a larger corpus into several runs" if e.size else None
+                        ) from None
     except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
+        reason = getattr(e, "strerror", None) or (
+            "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else str(e))
         raise LinkError(f"cannot read trace {shown}: {reason}", pos, source=source) from None
     sessions: list[list[ir.TraceTurn]] = []
     current: Optional[float] = None
@@ -50,9 +65,15 @@ def read_trace(path: str, shown: str, ordered: bool,
                 values.append(0.0)
                 continue
             value = parse_number(text)
-            if value is None:
-                raise fail(f"line {no}: column {col + 1} ({COLUMNS[col]}): invalid number "
-                           f"`{text}`", f"replace `{COLUMNS[col]}` with a numeric value")
+            if value is None or not (math.isfinite(value) or col == 0) or (
+                    col > 1 and value > MAX_AMOUNT):
+                what = f"`{text[:40]}`" if path.lower().endswith(".csv") else "(not shown)"
+                if value is None:
+                    raise fail(f"line {no}: column {col + 1} ({COLUMNS[col]}): invalid number "
+                               f"{what}", f"replace `{COLUMNS[col]}` with a numeric value")
+                raise fail(f"line {no}: column {col + 1} ({COLUMNS[col]}): {what} is not a "
+                           f"finite amount of at most {MAX_AMOUNT:g}",
+                           "a trace's amounts and think times are finite numbers")
             values.append(value)
         if len(values) == 5:
             values.append(0.0)

@@ -51,8 +51,8 @@ class Layout:
 
     # ---------------------------------------------------------------- files
     def read(self, path: str, label: str, use: Optional[S.IUse], src: str) -> str:
-        try:
-            return read_source(path, label)
+        try:  # a library a program names is a regular file (a pipe would block)
+            return read_source(path, label, pipes=use is None)
         except ParseError as e:
             if use is None or e.pos is not None:
                 raise

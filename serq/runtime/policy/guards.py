@@ -34,6 +34,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from types import FunctionType
 from typing import Any, Callable, Mapping, Optional, Union
 
 from ...core import ir
@@ -42,7 +43,9 @@ from ..resources.decision import overridden as decides
 from ..resources.engine import StepStage
 from ..resources.pools import TOL, CacheEntry, Pool
 from ..resources.stages import Fifo, Ps
+from ..watch.watchdog import STOPS
 from . import classes
+from .policy_watch import enter, leave
 
 #: The decisions of each policy class a subclass may override (the seam).
 POLICY_METHODS: dict[type, tuple[str, ...]] = classes.DECISIONS
@@ -175,15 +178,35 @@ def overridden(cls: type, base: type) -> list[str]:
     return [m for m in POLICY_METHODS[base] if decides(cls, m)]
 
 
+def user_methods(cls: type, base: type) -> list[str]:
+    """The methods of `base` (and `__init__`) that the user's classes in
+    `cls`'s MRO define: the runtime calls them."""
+    out: list[str] = []
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("serq.") or klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if isinstance(value, FunctionType) and name not in out and (
+                    name == "__init__" or (not name.startswith("__") and hasattr(base, name))):
+                out.append(name)
+    return out
+
+
 def guarded(cls: type, base: type) -> type:
-    """`cls` itself when it overrides no decision; else a subclass whose
+    """`cls` itself when it overrides nothing of the runtime's; else a
+    subclass whose overridden methods are watched (an escape of any kind is
+    a `PolicyError`, a call that does not return is diagnosed by the
+    watchdog, a pool's invariants are checked after each) and whose
     overridden decisions are checked after each call."""
     names = overridden(cls, base)
-    if not names:
+    plain = [m for m in user_methods(cls, base) if m not in names]
+    if not names and not plain:
         return cls
     g: type = type(cls.__name__, (cls,), {"__module__": cls.__module__,
                                           "__qualname__": cls.__qualname__,
                                           "__doc__": cls.__doc__})
+    for m in plain:
+        setattr(g, m, _caller(g, m))
     for m in names:
         setattr(g, m, _CHECKS[m](_caller(g, m), m))
     return g
@@ -197,29 +220,65 @@ def _origin(exc: BaseException) -> str:
 
 
 def _caller(g: type, method: str) -> Callable[..., Any]:
-    """Calls the user's method (the one `g` overrides), turning an exception
-    it raises into a `PolicyError`."""
+    """Calls the user's method (the one `g` overrides), watched while it
+    runs (`policy_watch`); anything it raises (even `SystemExit`) becomes a
+    `PolicyError`, and a pool's invariants are checked after it."""
 
-    def call(self: Any, *args: Any) -> Any:
+    def call(self: Any, *args: Any, **kw: Any) -> Any:
+        token = enter(self, method)
         try:
-            return getattr(super(g, self), method)(*args)
-        except SerqError:
+            result = getattr(super(g, self), method)(*args, **kw)
+        except (SerqError, KeyboardInterrupt) + STOPS:
             raise
-        except Exception as exc:
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: the run's, not the policy's
             raise _error(self, method, f"raised {type(exc).__name__}: {exc}{_origin(exc)}",
                          "a policy method returns its decision; it does not raise") from exc
+        finally:
+            leave(token)
+        if isinstance(self, Pool):
+            _pool_invariants(self, method)
+        return result
     return call
+
+
+def _pool_invariants(pool: Pool, method: str) -> None:
+    """0 ≤ used ≤ cap, the declared cap unchanged, cached ≥ 0; after a
+    decision (the state is consistent there) also: the holds hold `used`."""
+    rule = ("a policy decides; it does not change the pool's state: 0 ≤ used ≤ cap, the "
+            "declared cap, and used = the units its holds hold")
+    used, cap, cached = pool.used, pool.cap, pool.cached
+    spec_cap = getattr(getattr(pool, "spec", None), "cap", cap)
+    if not isinstance(cap, (int, float)) or cap != spec_cap:
+        raise _error(pool, method, f"changed the pool's cap to {_show(cap)} (declared "
+                     f"{_show(spec_cap)})", rule)
+    if not isinstance(used, (int, float)) or not -TOL <= used <= cap + TOL:
+        raise _error(pool, method, f"left the pool with {_show(used)} units used of its cap "
+                     f"{_show(cap)}", rule)
+    if not isinstance(cached, (int, float)) or not -TOL <= cached <= cap + TOL:
+        raise _error(pool, method, f"left the pool with {_show(cached)} units cached of its "
+                     f"cap {_show(cap)}", rule)
+    if method in POLICY_METHODS[Pool] and method != "evict_victim":
+        held = sum(f.alloc[f.pools.index(pool)] for f in pool.frames)
+        held += sum(lease.alloc for lease in pool.leases)
+        if abs(held - used) > 1e-6:
+            raise _error(pool, method, f"left the pool with {_show(used)} units used while "
+                         f"its holds hold {_show(held)}", rule)
 
 
 def _where(obj: Any) -> str:
     kind = "pool" if isinstance(obj, Pool) else "stage"
-    return f"{kind} `{obj.label}`"
+    try:
+        return f"{kind} `{obj.label}`"
+    except Exception:  # (an object its own constructor left half made)
+        return f"a {kind}"
 
 
 def _error(obj: Any, method: str, what: str, rule: str) -> PolicyError:
     name = type(obj).__name__
-    return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}", obj.env._now,
-                       help=f"the rule: {rule}", policy=name, method=method, rule=rule)
+    env = getattr(obj, "env", None)
+    return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}",
+                       getattr(env, "_now", 0.0), help=f"the rule: {rule}", policy=name,
+                       method=method, rule=rule)
 
 
 def _show(x: Any) -> str:

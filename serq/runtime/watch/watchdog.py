@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -36,6 +37,7 @@ from simpy.events import Event, Process
 
 from ...core.errors import SimulationError, shortest
 from ..kernel.process import SessionProcess
+from ..policy import policy_watch
 
 TICK = 0.05                 # seconds of wall time between two looks
 GRACE = 3.0                 # seconds the loop has to reach a stop entry
@@ -45,6 +47,7 @@ CLOCK_WINDOW = 0.5          # wall time over which the clock must move past its 
 CLOCK_EVENTS = 10_000       # ... while at least this many events were handled
 STOP_PRIORITY = -1          # ahead of SimPy's URGENT (0)
 PLACED = ("cycle", "clock")  # the stops whose message names where the sessions are
+WAKE = getattr(signal, "SIGUSR2", signal.SIGINT)  # wakes a loop in the main thread
 
 
 class RunStopped(SimulationError):
@@ -75,6 +78,15 @@ class _StopNow(Exception):
 
 class _StopAsync(BaseException):
     """Raised asynchronously when the loop did not reach its stop entry."""
+
+
+class PolicyHang(BaseException):
+    """Raised in the loop's thread when a user policy call did not return
+    within `policy_watch.POLICY_WALL` seconds (`Watchdog.hung` says which)."""
+
+
+#: The watchdog's own stops: a policy's guard lets them pass.
+STOPS: tuple[type[BaseException], ...] = (_StopNow, _StopAsync, PolicyHang)
 
 
 def rss_bytes() -> int:
@@ -149,10 +161,16 @@ class Watchdog:
         self.inst = (sim.env._now, 0, now)
         self.window = (sim.env._now, 0, now)
         self.thread = threading.Thread(target=self._watch, name="serq-watchdog", daemon=True)
+        self.hung: Optional[Any] = None   # the policy call that did not return
+        self.forced: Optional[type] = None
+        self.wake: Any = None             # the signal handler replaced (main thread only)
 
     def __enter__(self) -> "Watchdog":
         with _ACTIVE_LOCK:
             _ACTIVE.add(self)
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(WAKE) in (signal.SIG_DFL, None):
+            self.wake = signal.signal(WAKE, self._woken)
         self.thread.start()
         return self
 
@@ -162,6 +180,16 @@ class Watchdog:
             _ACTIVE.discard(self)
         if self.thread is not threading.current_thread():
             self.thread.join()
+        if self.wake is not None:
+            signal.signal(WAKE, self.wake)
+            self.wake = None
+
+    def _woken(self, signum: int, frame: Any) -> None:
+        """The `WAKE` signal's handler: raise the forced stop in the loop's
+        thread (a signal also ends a `time.sleep` there)."""
+        forced, self.forced = self.forced, None
+        if forced is not None:
+            raise forced
 
     # -- stopping ------------------------------------------------------------
     def request(self, kind: str, message: str, help: Optional[str] = None) -> None:
@@ -191,13 +219,24 @@ class Watchdog:
                 pass
         raise stop
 
-    def _force(self) -> None:
+    def _force(self, exc: type = _StopAsync) -> None:
+        if self.wake is not None:  # the loop runs in the main thread: a signal wakes it
+            self.forced = exc
+            signal.pthread_kill(self.owner, WAKE)
+            return
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.owner),
-                                                   ctypes.py_object(_StopAsync))
+                                                   ctypes.py_object(exc))
 
     # -- looking -------------------------------------------------------------
     def _watch(self) -> None:
         while not self.done.wait(TICK):
+            call = policy_watch.stuck(self.owner)
+            if call is not None:  # a policy call that does not return: stop it there
+                with self.lock:
+                    if not self.done.is_set():
+                        self.hung = call
+                        self._force(PolicyHang)
+                return
             if self.pending is not None:
                 if time.monotonic() - self.requested_at > GRACE:
                     with self.lock:
@@ -354,9 +393,20 @@ def watched_loop(sim: Any) -> None:
     def where() -> list[str]:
         return waiting_positions(sim, compiler.position) if compiler is not None else []
 
-    with Watchdog(sim, sim.max_memory, where):
+    with Watchdog(sim, sim.max_memory, where) as dog:
         try:
             sim._loop()
+        except PolicyHang:
+            from .guards import PolicyError
+            call = dog.hung
+            name = call.policy if call is not None else "?"
+            method = call.method if call is not None else "?"
+            what = call.describe() if call is not None else "a policy call"
+            raise PolicyError(f"{what} did not return within {policy_watch.POLICY_WALL:g} s "
+                              "of wall time: the run stopped there", sim.env._now,
+                              help="a policy method returns its decision at once; it does "
+                                   "not sleep, wait for anything or loop forever",
+                              policy=name, method=method, rule="returns") from None
         except _StopNow as stop:
             now = sim.env._now
             if stop.kind == "population":
