@@ -58,8 +58,8 @@ def test_the_contracts_are_the_documented_layers():
     ids = {c["id"]: c for c in G.contracts(ROOT)}
     assert set(ids) == set(PLANTED)
     assert ids["layers"]["layers"] == [
-        "serq.cli", "serq.study", "serq.api | serq.policies", "serq.frontend | serq.runtime",
-        "serq.report", "serq.stats", "serq.core"]
+        "serq.cli", "serq.study", "serq.api | serq.policies | serq.syntax",
+        "serq.frontend | serq.runtime | serq.measured", "serq.report", "serq.stats", "serq.core"]
 
 
 def test_the_contracts_hold():
