@@ -1,6 +1,7 @@
-"""Slow statistical check of the capacity search
-(`pytest -m slow tests/test_capacity_slow.py`; scripts/capacity_check.py
-prints the same figures).
+"""The statistical campaign of the capacity search
+(`pytest -m campaign tests/test_capacity_slow.py`, about 70 CPU-minutes:
+too long for CI, run by hand; scripts/capacity_check.py prints the same
+figures).
 
 M/M/1 (mu = 1, FCFS): the response time is exponential with rate 1 − lam
 (Kleinrock, Queueing Systems Vol. 1, 1975, §3.2), so "p99 ≤ X" holds
@@ -27,7 +28,7 @@ def _check_module():
     return mod
 
 
-@pytest.mark.slow
+@pytest.mark.campaign
 def test_capacity_intervals_cover_mm1_and_beat_a_uniform_grid():
     """100 independent searches (base seeds 1 + 1000 j, horizon 16 000, so
     about 8 000 requests a run and a p99 bias of about −0.13 %): the 95 %
