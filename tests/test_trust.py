@@ -44,28 +44,62 @@ class Outcome:
     wall: float
 
 
+#: Runs a command and reports its own CPU time and peak memory. Linux keeps
+#: a process's peak resident memory across fork and exec, so a command
+#: started from this (large) test process would report at least the test
+#: process's size; started from this small launcher it reports its own.
+_LAUNCHER = """
+import json, os, signal, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+def forward(n, _frame):
+    os.kill(pid, n)
+for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
+    signal.signal(n, forward)
+while True:
+    try:
+        _pid, status, ru = os.wait4(pid, 0)
+        break
+    except InterruptedError:
+        continue
+with open(sys.argv[1], "w") as fh:
+    json.dump([ru.ru_utime + ru.ru_stime, ru.ru_maxrss], fh)
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def cli(*args: str, cwd: str, timeout: float = 60.0, signals: tuple = (),
         cache: str = "") -> Outcome:
     """Run `serq-simpy ARGS` in `cwd` (with the program cache in `cache`, by
     default off); `signals`: (seconds, signal) sent to it."""
     env = dict(os.environ, SERQ_CACHE_DIR=cache)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory() as scratch:
+        usage_file = os.path.join(scratch, "usage.json")
         start = time.monotonic()
-        proc = subprocess.Popen([EXE, *args], cwd=cwd, stdout=out, stderr=err, env=env,
+        proc = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, usage_file, EXE, *args],
+                                cwd=cwd, stdout=out, stderr=err, env=env,
                                 start_new_session=True)
         timers = [threading.Timer(t, os.kill, (proc.pid, s)) for t, s in signals]
         timers.append(threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL)))
         for t in timers:
             t.start()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.wait()
         for t in timers:
             t.cancel()
         wall = time.monotonic() - start
+        cpu, maxrss = 0.0, 0
+        if os.path.exists(usage_file):
+            with open(usage_file) as fh:
+                cpu, maxrss = json.load(fh)
         out.seek(0)
         err.seek(0)
         return Outcome(proc.returncode, out.read().decode(), err.read().decode(),
-                       usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, wall)
+                       cpu, maxrss / 1024, wall)
 
 
 def fails_cleanly(r: Outcome, code: int = 1) -> None:
@@ -403,7 +437,7 @@ def test_jobs_are_capped():
 
 
 def test_large_program_cache_entries_are_not_written(tmp_path, monkeypatch):
-    from serq import program_cache
+    from serq.cli import program_cache
     monkeypatch.setenv("SERQ_CACHE_DIR", str(tmp_path / "cache"))
     prog = os.path.join(HOSTILE, "mm1.sq")
     program_cache.load(prog)

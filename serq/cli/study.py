@@ -330,6 +330,10 @@ def _sweep(args: argparse.Namespace, kw: dict) -> int:
     return 1 if len(result.errors) else 0
 
 
+def _warning(text: str) -> None:
+    sys.stderr.write(f"serq-simpy: warning: {text}\n")
+
+
 def _summary(args: argparse.Namespace) -> int:
     from ..study.store import StoreError, latest_frame, read_manifest
     from ..study.table import summary_text

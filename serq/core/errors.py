@@ -7,7 +7,7 @@ a caret marker, then the `help:`/`note:` lines.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .ir import Pos
 
@@ -135,3 +135,19 @@ def amount_error(value: float, text: str, time: float) -> SimulationError:
         msg = (f"{text}: the amount is {shortest(value)}; an amount of units, "
                "tokens or seconds is a number, and not negative")
     return SimulationError(msg, time)
+
+
+class PolicyError(SimulationError):
+    """A user policy broke a rule of the runtime: the run stops.
+
+    `policy` is the class name, `method` the decision, `rule` the rule broken."""
+
+    def __init__(self, message: str, time: float = 0.0, pos: Any = None,
+                 help: Optional[str] = None, notes: Optional[list[str]] = None,
+                 source: Optional[str] = None, policy: str = "", method: str = "",
+                 rule: str = ""):
+        super().__init__(message, time, pos, help, notes, source)
+        self.args = (message, time, pos, help, notes, source, policy, method, rule)
+        self.policy = policy
+        self.method = method
+        self.rule = rule

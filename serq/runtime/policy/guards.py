@@ -38,7 +38,7 @@ from types import FunctionType
 from typing import Any, Callable, Mapping, Optional, Union
 
 from ...core import ir
-from ...core.errors import SerqError, SimulationError, UsageError, shortest
+from ...core.errors import PolicyError, SerqError, SimulationError, UsageError, shortest
 from ..resources.decision import overridden as decides
 from ..resources.engine import StepStage
 from ..resources.pools import TOL, CacheEntry, Pool
@@ -57,22 +57,6 @@ STAGE_CLASSES: dict[str, type] = {"fifo": classes.Fifo, "ps": classes.Ps,
 
 class PolicyBindingError(UsageError):
     """A policy bound to a name the program does not declare, or of the wrong kind."""
-
-
-class PolicyError(SimulationError):
-    """A user policy broke a rule of the runtime: the run stops.
-
-    `policy` is the class name, `method` the decision, `rule` the rule broken."""
-
-    def __init__(self, message: str, time: float = 0.0, pos: Any = None,
-                 help: Optional[str] = None, notes: Optional[list[str]] = None,
-                 source: Optional[str] = None, policy: str = "", method: str = "",
-                 rule: str = ""):
-        super().__init__(message, time, pos, help, notes, source)
-        self.args = (message, time, pos, help, notes, source, policy, method, rule)
-        self.policy = policy
-        self.method = method
-        self.rule = rule
 
 
 PolicySpec = Union[type, str]
@@ -257,7 +241,7 @@ def _pool_invariants(pool: Pool, method: str) -> None:
     if not isinstance(cached, (int, float)) or not -TOL <= cached <= cap + TOL:
         raise _error(pool, method, f"left the pool with {_show(cached)} units cached of its "
                      f"cap {_show(cap)}", rule)
-    if method in POLICY_METHODS[Pool] and method != "evict_victim":
+    if method in POLICY_METHODS[classes.Pool] and method != "evict_victim":
         held = sum(f.alloc[f.pools.index(pool)] for f in pool.frames)
         held += sum(lease.alloc for lease in pool.leases)
         if abs(held - used) > 1e-6:

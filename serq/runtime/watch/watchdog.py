@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 from simpy.events import Event, Process
 
-from ...core.errors import SimulationError, shortest
+from ...core.errors import PolicyError, SimulationError, shortest
 from ..kernel.process import SessionProcess
 from ..policy import policy_watch
 
@@ -397,7 +397,6 @@ def watched_loop(sim: Any) -> None:
         try:
             sim._loop()
         except PolicyHang:
-            from .guards import PolicyError
             call = dog.hung
             name = call.policy if call is not None else "?"
             method = call.method if call is not None else "?"
