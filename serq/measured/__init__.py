@@ -14,6 +14,9 @@ from fraction A to fraction B of the run's requests, by arrival, are
 scored (`PATH@0:0.5` the first half, `PATH@0.5:1` the second).
 
 Only pandas is needed (imported when a run is read).
+
+May import: `serq.core` (the error types and positions); pandas when a
+frame is made.
 """
 from __future__ import annotations
 

@@ -43,7 +43,8 @@ def _fields(report: Report, section: str) -> tuple[str, ...]:
         tuple(n for n in names if n != "over_cap") + _OVER_CAP
 
 
-def _pandas() -> Any:
+def load_pandas() -> Any:
+    """pandas, imported on first use, or an ImportError saying how to install it."""
     try:
         import pandas
     except ImportError:
@@ -126,7 +127,7 @@ def _columns(report: Report, section: str) -> dict[str, list]:
 
 
 def _frame(report: Report, section: str) -> Any:
-    pd = _pandas()
+    pd = load_pandas()
     df = pd.DataFrame(_columns(report, section))
     if "index" in df.columns:
         df["index"] = df["index"].astype("Int64")
@@ -144,7 +145,7 @@ def run_line(report: Report) -> dict[str, Any]:
 def frames(report: Report, section: Optional[str] = None) -> Any:
     """Every section's frame (a dict, in `SECTIONS` order), or `section`'s."""
     if section is None:
-        _pandas()
+        load_pandas()
         return {name: _frame(report, name) for name in SECTIONS}
     if section not in SECTIONS:
         raise ValueError(f"to_pandas: no section `{section}`; the sections are "

@@ -21,12 +21,6 @@ NAN = float("nan")
 #: The three client series (§4), in report order.
 CLIENT_SERIES: tuple[str, ...] = ("ttft", "tpot", "response")
 
-#: Claim kinds (JSON spelling, §9.3) and how the text report says them (§10).
-CLAIM_KINDS: dict[str, str] = {
-    "every_iteration": "every iteration",
-    "some_iteration": "some iteration",
-    "at_end": "at end",
-}
 
 
 def package_version() -> str:

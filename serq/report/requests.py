@@ -113,8 +113,8 @@ class RequestTable:
 
     def to_pandas(self) -> Any:
         """The table as a pandas DataFrame (needs pandas)."""
-        from .frames import _pandas
-        return _pandas().DataFrame(self.columns(), columns=list(COLUMNS))
+        from .frames import load_pandas
+        return load_pandas().DataFrame(self.columns(), columns=list(COLUMNS))
 
     def csv(self) -> str:
         """The table as CSV (header `COLUMNS`; numbers in shortest round-trip

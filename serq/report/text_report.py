@@ -11,13 +11,22 @@ report ends with plain-word warnings about figures that cannot be trusted
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 from ..stats.summary import Summary, percentile_key
 from .json_report import number_text
-from .model import CLAIM_KINDS, ClaimRow, Report
 from .numbers import mean_cells, share, sig
 from .trust import findings
+
+if TYPE_CHECKING:  # the report's classes are read, never built, here: `model` imports this module
+    from .model import ClaimRow, Report
+
+#: Claim kinds (JSON spelling, §9.3) and how the text report says them (§10).
+CLAIM_KINDS: dict[str, str] = {
+    "every_iteration": "every iteration",
+    "some_iteration": "some iteration",
+    "at_end": "at end",
+}
 
 class Section(NamedTuple):
     """One table of the report: its header, its rows of cells, the notes

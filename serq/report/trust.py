@@ -23,10 +23,12 @@ nothing during the run and never change a figure.
 from __future__ import annotations
 
 import math
-from typing import Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from ..stats.summary import MIN_SAMPLES, batch_means
-from .model import Report, Series
+
+if TYPE_CHECKING:  # read, never built, here: `model` reaches this module through the text report
+    from .model import Report, Series
 
 #: Lag-1 autocorrelation of the batch means above which batches are too short.
 CORRELATION_LIMIT = 0.5

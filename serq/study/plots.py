@@ -12,28 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
+from .table import parse_statistic
 from ..report.figures import (ecdf_figure, gauges_figure, histogram_figure, new_figure,
                               report_figure, running_interval, save_figure, series_figure)
 
 __all__ = ["ecdf_figure", "gauges_figure", "histogram_figure", "parse_statistic",
            "report_figure", "running_interval", "series_figure", "sweep_figure"]
-
-
-def parse_statistic(text: str, sections: Sequence[tuple[str, str]]) -> tuple[str, str, str]:
-    """`ttft:p99`, `client.ttft:p99`, `stage.svc:utilization` → (section, name,
-    statistic); a bare name is looked up among `sections` ((section, name) pairs,
-    observations first), the statistic defaults to `mean`."""
-    head, _, stat = text.partition(":")
-    stat = stat or "mean"
-    if "." in head and head.split(".", 1)[0] in ("observe", "client", "stage", "pool",
-                                                  "gauge", "run"):
-        section, name = head.split(".", 1)
-        return section, name, stat
-    for section in ("observe", "client", "gauge", "stage", "pool", "run"):
-        if (section, head) in sections:
-            return section, head, stat
-    known = ", ".join(sorted({f"{s}.{n}" for s, n in sections}))
-    raise ValueError(f"no statistic named {head!r} in the results (known: {known})")
 
 
 def _point_rows(frame: Any, params: Sequence[str]) -> list[tuple]:

@@ -35,6 +35,23 @@ _RUN_UNITS = {"arrivals": "sessions", "ended": "sessions", "turns": "turns",
               "mean_live": "sessions", "events": "events", "unsettled": "share of runs"}
 
 
+def parse_statistic(text: str, sections: Sequence[tuple[str, str]]) -> tuple[str, str, str]:
+    """`ttft:p99`, `client.ttft:p99`, `stage.svc:utilization` → (section, name,
+    statistic); a bare name is looked up among `sections` ((section, name) pairs,
+    observations first), the statistic defaults to `mean`."""
+    head, _, stat = text.partition(":")
+    stat = stat or "mean"
+    if "." in head and head.split(".", 1)[0] in ("observe", "client", "stage", "pool",
+                                                  "gauge", "run"):
+        section, name = head.split(".", 1)
+        return section, name, stat
+    for section in ("observe", "client", "gauge", "stage", "pool", "run"):
+        if (section, head) in sections:
+            return section, head, stat
+    known = ", ".join(sorted({f"{s}.{n}" for s, n in sections}))
+    raise ValueError(f"no statistic named {head!r} in the results (known: {known})")
+
+
 def unit(section: str, name: str, statistic: str) -> str:
     """The unit of a statistic ("" when the program decides it: an observation's
     or a gauge's values are whatever its expression computes). Times are in
@@ -66,7 +83,6 @@ def axis_label(section: str, name: str, statistic: str) -> str:
 def resolve(summary: Any, text: str) -> Key:
     """The (section, name, statistic) a `--y` text names in `summary`, or a
     ValueError that says what the results do have."""
-    from .plots import parse_statistic
     sections, names, stats = summary["section"], summary["name"], summary["statistic"]
     pairs = set(zip(sections, names))
     section, name, stat = parse_statistic(text, pairs)
