@@ -118,36 +118,49 @@ def _move(side: list) -> None:
         side[LAUNCHES] = 0
 
 
-def _ends_first(q: list, by_end: dict) -> tuple[list, float]:
-    """The engines' iteration ends that come before anything else on the
-    calendar `q` (a heap), in calendar order, as (entry, engine), and the
-    time of the first other entry (INF: none). The heap is walked from its
-    root in order (an entry's children come after it), smallest first, up
-    to the first entry that is not an engine's end: O(k log k) for k ends,
-    whatever the number of engines."""
-    found = []
+def _end_of(entry: tuple, by_end: dict) -> Optional["StepStage"]:
+    """The engine whose iteration end the calendar entry is, or None when it
+    is another entry (or an end no longer running)."""
+    ev = entry[3]
+    st = by_end.get(ev)
+    if st is None or st.running is None or st.running[1] is not ev:
+        return None
+    return st
+
+
+def _other_at(q: list, by_end: dict, t: float) -> bool:
+    """Whether an entry at time `t` that is not an engine's end is on the
+    calendar `q` (a heap; only the entries at or before `t` are walked)."""
     n = len(q)
-    if not n:
-        return found, INF
-    todo = [(q[0], 0)]
+    todo = [0]
     while todo:
-        entry, i = heappop(todo)
-        ev = entry[3]
-        st = by_end.get(ev)
-        if st is None or st.running is None or st.running[1] is not ev:
-            q0 = entry[0]
-            # (an end at the same time as this entry but before it in the
-            # calendar's order does not come before it)
-            while found and not found[-1][0][0] < q0:
-                found.pop()
-            return found, q0
-        found.append((entry, st))
+        i = todo.pop()
+        entry = q[i]
+        if entry[0] > t:
+            continue
+        if entry[0] == t and _end_of(entry, by_end) is None:
+            return True
         i = 2 * i + 1
         if i < n:
-            heappush(todo, (q[i], i))
+            todo.append(i)
             if i + 1 < n:
-                heappush(todo, (q[i + 1], i + 1))
-    return found, INF
+                todo.append(i + 1)
+    return False
+
+
+def _take(q: list, by_end: dict, heap: list) -> float:
+    """Take the calendar's first entry `q[0]` into the loop's `heap` when it
+    is an engine's end whose plan goes on plainly (INF), else leave it and
+    return its time (nothing passes it)."""
+    entry = q[0]
+    st = _end_of(entry, by_end)
+    side = _side(st) if st is not None else None
+    if side is None:
+        return entry[0]
+    heappop(q)
+    side[END], side[EID] = entry[0], entry[2]
+    heappush(heap, (entry[0], entry[2], side))
+    return INF
 
 
 def leapfrog(b: "StepStage") -> Optional[tuple]:
@@ -171,13 +184,19 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         return None
     if sim.fleet.idle_other(None):  # as `_quiet`: no engine idle with work
         return None
-    found, q0 = _ends_first(q, by_end)
-    if len(found) < 2:
+    n = len(q)
+    if n < 2 or _end_of(q[0], by_end) is None:
+        return None
+    e1 = q[1] if n == 2 or q[1] < q[2] else q[2]  # the calendar's second entry
+    st1 = _end_of(e1, by_end)
+    if st1 is None:
         return None
     horizon = sim.horizon
-    tx = found[0][0][0]  # b's end (the calendar's next)
-    t2 = found[1][0][0]  # the next end after it
-    if not tx < t2 or tx > horizon:
+    tx = q[0][0]  # b's end (the calendar's next)
+    t2 = e1[0]  # the next end after it
+    if not tx < t2 or tx > horizon or _other_at(q, by_end, t2):
+        # (an end at the same time as another entry but before it in the
+        # calendar's order does not come before it)
         return None
     x = _plain_side(b)  # (`_may_go_on(b)` was asked above; nothing has changed since)
     if x is None or not x[RUNS]:
@@ -186,29 +205,28 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         ex = tx + x[COST]
         if not (ex >= t2 or ex > horizon):
             return None  # not even b's end is a plain relay
-    x[END], x[EID] = tx, found[0][0][2]
-    sides = [x]
-    for entry, st in found[1:]:
-        side = _side(st)
-        if side is None:  # it stays on the calendar: nothing passes it
-            q0 = entry[0]
-            break
-        side[END], side[EID] = entry[0], entry[2]
-        sides.append(side)
-    if len(sides) < 2:
+    side = _side(st1)
+    if side is None:
         return None
+    # the engines' entries leave the calendar as the loop takes them: b's,
+    # then the next end's, then each end (smallest first) as soon as it may
+    # be one of the loop's next two; the first entry that is not an end or
+    # whose engine does not go on plainly stops that (q0: its time)
+    x[END], x[EID] = tx, heappop(q)[2]
+    side[END], side[EID] = t2, heappop(q)[2]
+    # the others, by end and sequence number (a heap: an end costs O(log k))
+    heap = [(t2, side[EID], side)]
+    q0 = INF
+    while q and q[0][0] <= heap[0][0]:  # (ties with the next end)
+        q0 = _take(q, by_end, heap)
+        if q0 < INF:
+            break
     stop = t2 if t2 < q0 else q0
-    # their entries leave the calendar while the loop runs: they are its
-    # first (every other entry comes at or after q0)
-    for _side_ in sides:
-        heappop(q)
     warmup = b.warmup
     eids = env._eid
     handled = 0
     launched = True
     now = tx
-    # the others, by end and sequence number (a heap: an end costs O(log k))
-    heap = [(side[END], side[EID], side) for side in sides[1:]]  # (sorted: a heap)
     while True:
         # (x, the first, has left `heap`)
         st, dec, cls = x[ST], x[DEC], x[CLS]
@@ -267,6 +285,9 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         x[EID] = next(eids)
         heappush(heap, (ex, x[EID], x))
         last = x
+        while q0 == INF and q and (len(heap) < 2 or q[0][0] <= (
+                heap[1] if len(heap) == 2 or heap[1] < heap[2] else heap[2])[0]):
+            q0 = _take(q, by_end, heap)  # it may be one of the next two ends
         # the next end: a plain relay?
         x = heap[0][2]
         tx = x[END]
