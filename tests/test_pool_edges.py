@@ -139,13 +139,196 @@ def test_an_eviction_policy_reads_the_attributes_of_ended_owners():
     assert row["evicted_units"] == 4 and row["evicted_entries"] == 1
 
 
+# -- survivors of the mutation run (issue 27): programs -----------------------------
+
+AT_CAP = """
+pool p { cap 10; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(2); }
+session { turn; run gate (serial); hold p (serial == 0 ? 5 : 10) { run d (100); } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+
+def test_a_waiting_need_of_exactly_the_cap_is_not_over_cap():
+    """Session 0 holds 5 of cap 10 past the horizon; session 1 asks 10 at
+    t = 1 and waits to the end. `over_cap` reports a need *above* the cap
+    (Part 03 §11): 10 is not, so it is null; the wait shows as mean_queue
+    19/20 (hand calculation; pyserq 0.1.3: over_cap null)."""
+    row = pool(run(AT_CAP), "p")
+    assert row["over_cap"] is None
+    assert row["mean_queue"] == pytest.approx(19 / 20, rel=1e-12)
+
+
+LRU_PIECES = """
+pool kv { cap 10; block 2.5; evict lru; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(2); init { set u = serial == 0 ? 7.5 : 5; } }
+session { turn; run gate (serial * 5); hold kv (u) { run d (1); } cache (u); run d (20); }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_lru_eviction_piece_by_piece_stops_at_the_limit():
+    """Blocks of 2.5 are not whole units, so LRU evicts block by block.
+    Session 0 caches 7.5 (3 blocks) at t = 1; session 1 asks 5 at t = 5:
+    7.5 + 5 > 10, one block goes (5 + 5 = 10 fits), the entry keeps 5.
+    mean_cached = (7.5·4 + 5·1 + 10·24)/30 = 275/30 (hand calculation;
+    pyserq 0.1.3 the same)."""
+    row = pool(run(LRU_PIECES), "kv")
+    assert row["evicted_units"] == 2.5
+    assert row["evicted_entries"] == 0
+    assert row["mean_cached"] == pytest.approx(275 / 30, rel=1e-12)
+
+
+WAITING_KEY = """
+pool kv { cap 20; evict by (-size - 1.5 * waiting); }
+pool gate { cap 1; }
+stage svc : delay;
+workload { arrive batch(4); session { request; } }
+server {
+  run svc (serial);
+  branch (serial < 3) {
+    hold kv (serial == 0 ? 4 : serial == 1 ? 6 : 8) { run svc (1); } cache (20);
+    branch (serial == 0) { hold gate (1) { run svc (10); } }
+    else { run svc (serial == 1 ? 2 : 10); hold gate (1) { run svc (1); } }
+    observe kept = cachedin(kv);
+  } else {
+    run svc (2);
+    hold kv (10) { run svc (1); }
+  }
+}
+run { horizon 40; warmup 0; seed 1; }
+"""
+
+
+def test_waiting_is_one_in_an_eviction_key():
+    """Spec P-6 with `evict by (-size - 1.5 * waiting)`: at 5, D needs 8
+    units evicted; B (6 units) waits in `gate`'s queue, so `waiting` is 1
+    and the keys are A -4, B -6 - 1.5 = -7.5, C -8: C goes whole and that
+    suffices. `kept` A 4, B 6, C 0; evicted_units 8 (hand calculation from
+    P-6's timeline; pyserq 0.1.3 the same). Were `waiting` 2, B (-9)
+    would go first and then C."""
+    rep = run(WAITING_KEY)
+    kept = dict(zip(rep.observes["kept"].sessions, rep.observes["kept"].values))
+    assert kept == {0: 4.0, 1: 6.0, 2: 0.0}
+    assert pool(rep, "kv")["evicted_units"] == 8
+
+
+PREEMPT_DECODING = """
+pool mem { cap 10; preempt by (decoding == 0 ? -admission : admission); }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  hold mem (serial == 0 ? 6 : 3) {
+    observe adm = now; observe comp = computed;
+    run svc (1);
+    grow mem (serial == 0 ? 3 : 0);
+    observe grown_at = now;
+    run svc (serial == 0 ? 4 : 2);
+  } cache (10);
+  observe done = now;
+}
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_decoding_is_zero_on_a_pool_that_is_no_engine_memory():
+    """Spec P-8 with `preempt by (decoding == 0 ? -admission : admission)`:
+    on a pool no engine uses as memory `decoding` is 0 (Part 03 §7.3), so
+    the key is `-admission` and the run is P-8's `preempt lifo`: `adm`
+    (0,0), (1,0), (1,5); `grown_at` (0,1), (1,6); preemptions 1. Were it
+    not 0, the key would be `admission` and the grower itself the victim."""
+    rep = run(PREEMPT_DECODING)
+    adm = rep.observes["adm"]
+    assert list(zip(adm.sessions, adm.values)) == [(0, 0.0), (1, 0.0), (1, 5.0)]
+    grown = rep.observes["grown_at"]
+    assert list(zip(grown.sessions, grown.values)) == [(0, 1.0), (1, 6.0)]
+    assert pool(rep, "mem")["preemptions"] == 1
+
+
+STALLED = """
+pool mem { cap 10; preempt none; }
+stage svc : delay;
+workload { arrive batch(1); session { request; } }
+server { hold mem (6) { run svc (1); grow mem (6); run svc (1); } }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_a_sole_holder_growing_past_the_cap_is_stalled():
+    """One session holds 6 of cap 10 and grows by 6 at t = 1: 12 > 10, no
+    other holder to free units, preempt none: it waits for ever. Every
+    holder is a grower: growing_at_end 1, growing_stalled true (Part 03
+    §11; hand calculation)."""
+    row = pool(run(STALLED), "mem")
+    assert row["growing_at_end"] == 1
+    assert row["growing_stalled"] is True
+
+
+def test_an_eviction_policy_reads_the_snapshot_taken_at_release():
+    """OWNERS with `set prio = 99` after `cache`: the owners end with prio
+    99, but an ended owner's attributes are the snapshot taken when it
+    released (`CacheEntry.attrs()`): the policy sees 3 and 2, as in
+    test_an_eviction_policy_reads_the_attributes_of_ended_owners."""
+    from serq.policies import Pool
+
+    seen = []
+
+    class LowestPrio(Pool):
+        def evict_victim(self, entries):
+            prios = [e.attrs().attribute("prio") for e in entries]
+            seen.append(prios)
+            return entries[prios.index(min(prios))]
+
+    source = OWNERS.replace("cache (4); }", "cache (4); set prio = 99; }")
+    assert source != OWNERS
+    serq.run(serq.load(source=source), policies={"kv": LowestPrio})
+    assert seen and seen[0] == [3.0, 2.0]
+
+
+RESERVED_POLICY = """
+pool kv { cap 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn; set t0 = now; hold kv (1) { observe adm = now - t0; run d (1); } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_reserved_is_zero_without_reserve_held():
+    """A policy's fit rule `used + reserved(frame) + units ≤ cap` on a pool
+    without `reserve held`: reservations are 0 there (§4.6), so it is the
+    plain rule; two sessions asking the cap 1 are admitted at 0 and 1
+    (hand calculation: adm 0, 1)."""
+    from serq.policies import Pool
+
+    class Reserving(Pool):
+        def has_room(self, units, frame=None):
+            return self.used + self.reserved(frame) + units <= self.cap
+
+    rep = serq.run(serq.load(source=RESERVED_POLICY), policies={"kv": Reserving})
+    assert list(rep.observes["adm"].values) == [0.0, 1.0]
+
+
 @requires("0.1.3")
 @pytest.mark.oracle
-@pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU])
+@pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
+                                    WAITING_KEY, PREEMPT_DECODING, STALLED])
 def test_pool_edges_against_the_reference(source):
+    """The same programs under pyserq 0.1.3 (seed 1): every observe's count
+    and mean, and every pool field the reference reports, agree."""
     ours = to_dict(run(source))
     ref = run_reference(source, version="0.1.3")
-    assert ours["observes"] == ref["observes"]
+    assert ours["observes"].keys() == ref["observes"].keys()
+    for name, theirs in ref["observes"].items():
+        mine = ours["observes"][name]
+        assert mine["count"] == theirs["count"], name
+        assert mine["mean"] == pytest.approx(theirs["mean"], rel=1e-12, abs=0), name
     for mine, theirs in zip(ours["pools"], ref["pools"]):
         for key, value in theirs.items():
-            assert mine[key] == pytest.approx(value, rel=1e-12, abs=0), key
+            if isinstance(value, float):
+                value = pytest.approx(value, rel=1e-12, abs=0)
+            assert mine[key] == value, key
