@@ -313,10 +313,130 @@ def test_reserved_is_zero_without_reserve_held():
     assert list(rep.observes["adm"].values) == [0.0, 1.0]
 
 
+REUSE_DEAD = """
+pool kv { cap 20; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); }
+session { turn; run gate (serial == 2 ? 4 : serial);
+  branch (serial == 0) {
+    hold kv (8) { run d (1); } cache (8);
+    run d (2);
+    hold kv (10) reuse (2) { run d (10); } cache (0);
+  } else {
+    hold kv (serial == 1 ? 4 : 6) { run d (1); } cache (serial == 1 ? 4 : 0);
+  }
+}
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_lru_takes_a_dead_entry_put_back_out_of_order():
+    """Session 0 caches 8 at t = 1 (rseq 1), session 1 caches 4 at t = 2
+    (rseq 2). At 3 session 0 holds 10 with `reuse (2)`: 6 of its 8 become a
+    dead entry that keeps (last 1, rseq 1) although it is put after session
+    1's (§4.2 step 4). At 4 session 2 asks 6: 10 + 10 + 6 = 26 > 20, LRU
+    evicts the least (last, rseq), the dead entry (6 units), and that
+    suffices: session 1's entry stays (hand calculation; pyserq 0.1.3:
+    evicted_units 6, evicted_entries 1)."""
+    row = pool(run(REUSE_DEAD), "kv")
+    assert row["evicted_units"] == 6 and row["evicted_entries"] == 1
+
+
+# -- survivors of the mutation run (issue 27): the pool alone, at the tolerance --------
+# TOL = 1e-9 is the capacity tolerance (Part 03 conventions): a sum fits when it is
+# at most cap + TOL, and an entry of at most TOL units is gone. These edges need
+# amounts no program's block rounding produces, so the pool is driven directly.
+
+def bare_pool(cap, block=None, evict_keys=None):
+    """A pool member on a stub simulation at time 0 (no holds, no spill)."""
+    from types import SimpleNamespace
+
+    from serq.runtime.compile.poolspec import PoolSpec
+    from serq.runtime.resources.pools import Pool
+
+    sim = SimpleNamespace(env=SimpleNamespace(_now=0.0), warmup=0.0, pool_list=[], stamp=0)
+    spec = PoolSpec(cap=cap, block=block, queue_keys=None, evict_keys=evict_keys,
+                    preempt="none", preempt_keys=lambda *a: (), requeue="head",
+                    reserve_held=False, admit_via=None, spill=None)
+    p = Pool(sim, "kv", None, spec)
+    sim.pool_list.append(p)
+    return p
+
+
+def cache_entries(p, sizes):
+    from serq.runtime.resources.pools import CacheEntry
+
+    for i, size in enumerate(sizes):
+        p.put_entry(CacheEntry(i, size, 0.0, i + 1, None, None))
+
+
+def test_an_entry_shrunk_to_the_tolerance_is_gone():
+    """An entry of 2·TOL loses TOL: TOL units left is no entry (`size ≤
+    TOL`); it is removed and counted, and nothing stays cached."""
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(1.0)
+    cache_entries(p, [2 * TOL])
+    p._shrink(p.entries[0], TOL)
+    assert p.entries == {} and p.cached == 0.0 and p.evicted_entries == 1
+
+
+def test_evict_by_stops_when_the_sum_is_cap_plus_tolerance():
+    """Six entries of 2 (12 cached), cap 10, room for TOL units asked: 12 +
+    TOL > 10 + TOL, so one entry goes; then 10 + TOL is exactly the limit,
+    which fits: five entries stay (an `evict by` key, constant here, takes
+    the entries in release order)."""
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0, evict_keys=lambda *args: (0.0,))
+    cache_entries(p, [2.0] * 6)
+    p.make_room(TOL)
+    assert sorted(p.entries) == [1, 2, 3, 4, 5] and p.cached == 10.0
+
+
+def test_lru_blocks_stop_when_the_sum_is_cap_plus_tolerance():
+    """One LRU entry of 12 in blocks of 2, cap 10, room for TOL units
+    asked (not a whole number: block by block): one block goes, 10 + TOL
+    is the limit and fits, the entry keeps 10."""
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0, block=2.0)
+    cache_entries(p, [12.0])
+    p.make_room(TOL)
+    assert p.entries[0].size == 10.0 and p.evicted_units == 2.0
+
+
+def test_the_cache_invariant_allows_a_difference_of_one_millionth():
+    """`check` accepts entries and `cached` differing by 1e-6 (its
+    tolerance, inclusive) and stops the run beyond it."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(10.0)
+    p.cached = 1e-6
+    p.check()
+    p.cached = 2e-6
+    with pytest.raises(SimulationError, match="entries sum to 0 but"):
+        p.check()
+
+
+def test_over_the_cap_before_any_preemption_names_no_put_back():
+    """A pool above its cap with no preempted hold's release behind it: the
+    message names used, cached and cap, and no units put back."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(10.0)
+    p.used = 12.0
+    with pytest.raises(SimulationError) as info:
+        p.check()
+    assert "exceeds the cap 10" in str(info.value)
+    assert "by more than" not in str(info.value)
+
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
-                                    WAITING_KEY, PREEMPT_DECODING, STALLED])
+                                    WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD])
 def test_pool_edges_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's count
     and mean, and every pool field the reference reports, agree."""
