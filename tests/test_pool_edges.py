@@ -14,6 +14,7 @@ import serq
 from serq.report.json_report import to_dict
 
 from oracle import requires, run_reference
+from test_p03_examples import P6, P8  # spec Part 03 §12 examples P-6 and P-8
 
 RESERVE = """
 pool p { cap 10; reserve held; }
@@ -183,23 +184,7 @@ def test_lru_eviction_piece_by_piece_stops_at_the_limit():
     assert row["mean_cached"] == pytest.approx(275 / 30, rel=1e-12)
 
 
-WAITING_KEY = """
-pool kv { cap 20; evict by (-size - 1.5 * waiting); }
-pool gate { cap 1; }
-stage svc : delay;
-workload { arrive batch(4); session { request; } }
-server {
-  run svc (serial);
-  branch (serial < 3) {
-    hold kv (serial == 0 ? 4 : serial == 1 ? 6 : 8) { run svc (1); } cache (20);
-    branch (serial == 0) { hold gate (1) { run svc (10); } }
-    else { run svc (serial == 1 ? 2 : 10); hold gate (1) { run svc (1); } }
-    observe kept = cachedin(kv);
-  } else {
-    run svc (2);
-    hold kv (10) { run svc (1); }
-  }
-}
+WAITING_KEY = P6.replace("evict by (waiting, size);", "evict by (-size - 1.5 * waiting);") + """
 run { horizon 40; warmup 0; seed 1; }
 """
 
@@ -217,20 +202,8 @@ def test_waiting_is_one_in_an_eviction_key():
     assert pool(rep, "kv")["evicted_units"] == 8
 
 
-PREEMPT_DECODING = """
-pool mem { cap 10; preempt by (decoding == 0 ? -admission : admission); }
-stage svc : delay;
-workload { arrive batch(2); session { request; } }
-server {
-  hold mem (serial == 0 ? 6 : 3) {
-    observe adm = now; observe comp = computed;
-    run svc (1);
-    grow mem (serial == 0 ? 3 : 0);
-    observe grown_at = now;
-    run svc (serial == 0 ? 4 : 2);
-  } cache (10);
-  observe done = now;
-}
+PREEMPT_DECODING = P8.replace(
+    "preempt lifo;", "preempt by (decoding == 0 ? -admission : admission);") + """
 run { horizon 30; warmup 0; seed 1; }
 """
 
