@@ -5,7 +5,12 @@ checked, `mean_cached` around a `drop`, and piece-by-piece eviction that
 stops exactly at the limit. Each expected number is worked out by hand in
 the test's docstring and agrees with the named reference run (pyserq 0.1.3,
 seed 1, the same program); the differential check runs where pyserq is
-installed."""
+installed. The tests after it cover the survivors of a later mutation run
+(issue 27): over_cap at the cap, LRU block by block, `waiting` and
+`decoding` as keys (derived from spec examples P-6 and P-8), the stall
+flag, snapshots, `reserved()` for a policy, and, on a pool driven
+directly, the capacity tolerance TOL (amounts no program produces; no
+reference run, the docstrings give the arithmetic)."""
 from __future__ import annotations
 
 import pytest
