@@ -69,6 +69,7 @@ def test_nearest_rank_when_no_pass_narrows_to_a_chunk():
 
 def test_nearest_rank_keeps_the_sign_of_zero():
     """Key 0 is +0.0 itself (its bits are all zero); −0.0 sorts before it."""
+    assert nearest_rank([0.0], 0.5) == 0.0  # not the NaN a flipped key would give
     assert math.copysign(1.0, nearest_rank([0.0], 0.5)) == 1.0
     assert math.copysign(1.0, nearest_rank([-0.0], 0.5)) == -1.0
     assert math.copysign(1.0, nearest_rank([0.0, -0.0], 0.5)) == -1.0  # rank 1
