@@ -196,7 +196,7 @@ def test_an_interrupted_search_loses_no_finished_run(tmp_path, mean_result):
 
 def test_cli_json_text_and_plot(tmp_path, capsys, mean_result):
     argv = ["capacity", MG1, "--vary", "lam", "--slo", MEAN_SLO, "--horizon", "1000",
-            "--warmup", "50", "--precision", "0.1", "--jobs", "1", "--quiet"]
+            "--warmup", "50", "--precision", "0.1", "--jobs", "1", "--no-progress"]
     fig = str(tmp_path / "cap.png")
     assert main(argv + ["--json", "--plot", fig]) == 0
     d = json.loads(capsys.readouterr().out)

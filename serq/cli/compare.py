@@ -14,7 +14,7 @@ def execute(args: argparse.Namespace, inputs: list[tuple[str, str]]) -> tuple[st
     from ..study.progress import CountBar, wanted
     sets = dict(args.sets)
     sets.update(inputs)
-    bar = CountBar(0, "runs") if wanted(args.quiet, args.json) else None
+    bar = CountBar(0, "runs") if wanted(args.no_progress or args.quiet, args.json) else None
     try:
         result = compare(args.file, args.file_b, args.replications, seed=args.seed,
                          jobs=args.jobs, sets=sets, sets_b=dict(args.b_set),

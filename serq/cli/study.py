@@ -148,6 +148,7 @@ def add_capacity(sub: Any, common: Callable, settings: Callable) -> None:
                         "configuration (a grid) to FIG (.png, .svg, .pdf)")
     c.add_argument("--policy", action="append", default=[], type=policy,
                    metavar="NAME=module:Class", help="bind a policy class at every probe")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
     _executor_options(c)
 
 
@@ -183,7 +184,9 @@ def add_compare(sub: Any, settings: Callable, assignment: Callable, policy: Call
     c.add_argument("--json", action="store_true", help="print the comparison as JSON")
     c.add_argument("--plot", metavar="FIG", help="also draw the differences (.png/.svg/.pdf)")
     c.add_argument("--jobs", type=count, metavar="N", help="local worker processes")
-    c.add_argument("--quiet", action="store_true", help="no progress indicator")
+    c.add_argument("--no-progress", action="store_true", help="no progress indicator")
+    c.add_argument("--quiet", action="store_true",
+                   help="deprecated: the same as --no-progress (a warning says so)")
 
 
 def handles(args: argparse.Namespace) -> bool:

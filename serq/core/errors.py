@@ -83,9 +83,10 @@ class SerqError(Exception):
 
 
 def shows_content(label: str) -> bool:
-    """Whether an error may quote the file `label`: a program file (`.sq`)
-    or program text given without a file (`<program>`)."""
-    return label.startswith("<") or label.lower().endswith(".sq")
+    """Whether an error may quote the file `label`: a program file (`.sq`),
+    program text given without a file (`<program>`), or text the user typed
+    on the command line (labelled by its option, `--slo`)."""
+    return label.startswith(("<", "-")) or label.lower().endswith(".sq")
 
 
 class ParseError(SerqError):

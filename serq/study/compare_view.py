@@ -80,7 +80,7 @@ def comparison_figure(c: Any, statistics: Optional[Sequence[str]] = None, *,
                       path: Optional[str] = None) -> Any:
     """Each difference B − A as a point with its interval, relative to A's
     mean (so statistics of different units share the axis), 0 marked."""
-    from .plots import _figure, _save
+    from ..report.figures import new_figure as _figure, save_figure as _save
     picked = _pick(c, statistics)
     fig, ax = _figure(7.0, max(2.5, 0.35 * len(picked) + 1.2))
     ys = list(range(len(picked)))[::-1]
