@@ -136,7 +136,7 @@ def _validate(args: argparse.Namespace, kw: dict) -> int:
 
 def _emit(args: argparse.Namespace, data: dict, text: str, validations: list) -> None:
     if args.plot:
-        from .validate_plots import draw
+        from ..study.validate_plots import draw
         for i, v in enumerate(validations):
             suffix = "" if i == 0 else f"_holdout{i}"
             draw(v, f"{args.plot}{suffix}")

@@ -146,7 +146,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """The comparison as JSON-ready objects (every statistic)."""
-        from ..report.model import finite_or_none as f
+        from ..report.json_report import finite_or_none as f
         first = self.a.reports[0]
         return {
             "comparison": {"labels": list(self.labels), "replications": self.replications,
