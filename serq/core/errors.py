@@ -38,6 +38,11 @@ class SerqError(Exception):
         self.notes = list(notes or [])
         self.source = source  # text of the file `pos.file` (for the caret)
 
+    #: Whether the error may quote its file whatever its name: a file the
+    #: user named as input of a command (a measured log), not one a program
+    #: reads.
+    quotes_any_file: bool = False
+
     def header(self, file: Optional[str] = None) -> str:
         """The first line: `FILE:LINE:COL: [prefix]MESSAGE`."""
         first = self.message.split("\n", 1)[0]
@@ -52,7 +57,8 @@ class SerqError(Exception):
         """The full message of Part 01 §8.1. In a file that is not a program
         (`shows_content`) only the position is given: an error never echoes
         the content of `/etc/passwd` a program named."""
-        if self.pos is not None and not shows_content(self.pos.file):
+        if (self.pos is not None and not self.quotes_any_file
+                and not shows_content(self.pos.file)):
             return (f"{self.pos.file}:{self.pos.line}:{self.pos.col}: {self.prefix}not a "
                     "serQ program: the file does not read as one at this position\n"
                     "note: its content is not shown (only files whose names end in .sq "

@@ -12,7 +12,10 @@ from ..core.ir import Pos
 class MeasuredError(SerqError):
     """A measured run that cannot be read. Raised before anything is
     returned: an importer never hands back part of a file. The header names
-    the measured file (never the program a command was also given)."""
+    the measured file (never the program a command was also given). The
+    user named the log on the command line, so its lines may be quoted."""
+
+    quotes_any_file = True
 
     def __init__(self, path: str, message: str, pos: Optional[Pos] = None,
                  help: Optional[str] = None, source: Optional[str] = None):
