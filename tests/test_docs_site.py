@@ -111,7 +111,7 @@ def test_docs_extra_and_ci() -> None:
     for package in ("mkdocs-material", "mkdocstrings[python]"):
         assert re.search(rf'"{re.escape(package)}>=[\d.]+,<[\d.]+"', docs), package
     ci = _read(".ci/run")
-    assert "docs]" in ci and "mkdocs build --strict" in ci
+    assert re.search(r"\.\[[^\]]*\bdocs\b[^\]]*\]", ci) and "mkdocs build --strict" in ci
 
 
 # The tutorial's programs, run as the pages run them (their own run blocks).
