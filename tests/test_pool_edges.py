@@ -123,12 +123,9 @@ run { horizon 30; warmup 0; seed 1; }
 """
 
 
-def test_an_eviction_policy_reads_the_attributes_of_ended_owners():
-    """Sessions 0 and 1 cache 4 units each and end; session 2 asks 6 at
-    t = 10: 8 + 6 > 10, one entry must go. The policy's keys read the
-    owners' `prio` (3 and 2) although both sessions have ended: the pool
-    keeps a snapshot of an owner's attributes for a policy (`attrs()`), and
-    the entry of the smaller prio (session 1's) is evicted whole."""
+def lowest_prio_policy():
+    """An eviction policy that evicts the entry whose owner has the smallest
+    `prio`, and the list of the `prio`s it was shown, call by call."""
     from serq.policies import Pool
 
     seen = []
@@ -138,6 +135,16 @@ def test_an_eviction_policy_reads_the_attributes_of_ended_owners():
             prios = [e.attrs().attribute("prio") for e in entries]
             seen.append(prios)
             return entries[prios.index(min(prios))]
+    return LowestPrio, seen
+
+
+def test_an_eviction_policy_reads_the_attributes_of_ended_owners():
+    """Sessions 0 and 1 cache 4 units each and end; session 2 asks 6 at
+    t = 10: 8 + 6 > 10, one entry must go. The policy's keys read the
+    owners' `prio` (3 and 2) although both sessions have ended: the pool
+    keeps a snapshot of an owner's attributes for a policy (`attrs()`), and
+    the entry of the smaller prio (session 1's) is evicted whole."""
+    LowestPrio, seen = lowest_prio_policy()
 
     rep = serq.run(serq.load(source=OWNERS), policies={"kv": LowestPrio})
     assert seen and seen[0] == [3.0, 2.0]
@@ -251,15 +258,7 @@ def test_an_eviction_policy_reads_the_snapshot_taken_at_release():
     99, but an ended owner's attributes are the snapshot taken when it
     released (`CacheEntry.attrs()`): the policy sees 3 and 2, as in
     test_an_eviction_policy_reads_the_attributes_of_ended_owners."""
-    from serq.policies import Pool
-
-    seen = []
-
-    class LowestPrio(Pool):
-        def evict_victim(self, entries):
-            prios = [e.attrs().attribute("prio") for e in entries]
-            seen.append(prios)
-            return entries[prios.index(min(prios))]
+    LowestPrio, seen = lowest_prio_policy()
 
     source = OWNERS.replace("cache (4); }", "cache (4); set prio = 99; }")
     assert source != OWNERS
