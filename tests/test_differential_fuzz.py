@@ -282,11 +282,13 @@ def test_generated_programs_short():
 
 
 @pytest.mark.oracle
-@pytest.mark.slow
+@pytest.mark.campaign
 @pytest.mark.skipif(not _installed(), reason="no pyserq reference installed")
 def test_generated_programs_long():
     """4 000 deterministic programs (each against 0.1.3 and 0.1.4) and 1 000
-    drawing ones (against 0.1.5): 5 000 programs, fixed seeds."""
+    drawing ones (against 0.1.5): 5 000 programs, fixed seeds. A campaign
+    (`pytest -m campaign`), not yet in CI's slow step: it has not been run
+    end to end, and its findings must be settled before it gates a change."""
     c = campaign(_installed(), start=1000, count=4000, draw_count=1000)
     print(json.dumps(c.counts(), indent=1))
     print(coverage_table(c))
