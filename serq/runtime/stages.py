@@ -4,23 +4,12 @@
 """
 from __future__ import annotations
 
-import warnings
-from importlib import import_module
-from typing import Any
+from .deprecated import moved
 
 #: Each old name and the module that has it now (relative to serq.runtime).
-_MOVED = {
+__getattr__ = moved(__name__, {
     "Fifo": ".policy.classes",
     "Ps": ".policy.classes",
     "Delay": ".policy.classes",
     "Job": ".resources.stages",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The moved name, with a `DeprecationWarning` naming where it is now."""
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"serq.runtime.stages.{name} is deprecated: import it from serq.policies",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(import_module(_MOVED[name], "serq.runtime"), name)
+})
