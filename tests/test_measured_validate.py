@@ -84,6 +84,30 @@ def test_calibrate_recovers_the_synthetic_truth(tmp_path):
         assert p.high - p.low < 0.2 * TRUTH[p.name]
 
 
+def test_calibrate_on_a_dask_cluster_gives_the_local_answer(tmp_path):
+    """A real distributed.LocalCluster (two worker processes) fits the same
+    constants, intervals and held-out prediction as local processes: every
+    replay is a pure function of its constants, whatever runs it. Small:
+    two optimizer iterations, one constant draw."""
+    distributed = pytest.importorskip("distributed")
+    from serq.study.worker import worker_pid
+    fit_run, held = measured_csv(103, str(tmp_path)), measured_csv(104, str(tmp_path))
+    kw = dict(holdouts=[held], max_evals=2, draws=1, bootstrap=100)
+    local = calibrate(PROGRAM, fit_run, FITS, jobs=2, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = calibrate(PROGRAM, fit_run, FITS, executor=client, **kw)
+        pids = client.run(worker_pid)
+    assert os.getpid() not in pids.values()
+    assert remote.replays == local.replays > 0
+    assert json.dumps(remote.to_dict(), sort_keys=True) == \
+        json.dumps(local.to_dict(), sort_keys=True)
+    # not vacuous: the fit moved the constants and the hold-out has an interval
+    assert [p.estimate for p in remote.params] != [p.start for p in remote.params]
+    assert remote.holdouts[0].metrics["ttft"].interval
+
+
 def test_calibrate_command_with_holdout(tmp_path):
     fit_run, held = measured_csv(101, str(tmp_path)), measured_csv(102, str(tmp_path))
     r = cli("calibrate", PROGRAM, "--measured", fit_run, "--fit", "a=2e-5:5e-4",
