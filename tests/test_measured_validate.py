@@ -108,6 +108,19 @@ def test_calibrate_on_a_dask_cluster_gives_the_local_answer(tmp_path):
     assert remote.holdouts[0].metrics["ttft"].interval
 
 
+def test_the_other_half_of_the_run_reuses_the_fit_replays(tmp_path):
+    run = measured_csv(105, str(tmp_path))
+    kw = dict(max_evals=1, draws=1, bootstrap=50, jobs=1)
+    alone = calibrate(PROGRAM, run + "@0:0.5", FITS, **kw)
+    both = calibrate(PROGRAM, run + "@0:0.5", FITS, holdouts=[run + "@0.5:1"], **kw)
+    assert both.replays == alone.replays
+    from serq.measured import read_run
+    total = len(read_run(run).frame)
+    assert both.holdouts[0].metrics["ttft"].count + both.fitted.metrics["ttft"].count == total
+    # the held-out half is scored on its own requests (the fit's half differs)
+    assert both.holdouts[0].metrics["ttft"].measured != both.fitted.metrics["ttft"].measured
+
+
 def test_calibrate_command_with_holdout(tmp_path):
     fit_run, held = measured_csv(101, str(tmp_path)), measured_csv(102, str(tmp_path))
     r = cli("calibrate", PROGRAM, "--measured", fit_run, "--fit", "a=2e-5:5e-4",
