@@ -84,6 +84,72 @@ def test_calibrate_recovers_the_synthetic_truth(tmp_path):
         assert p.high - p.low < 0.2 * TRUTH[p.name]
 
 
+def test_calibrate_on_a_dask_cluster_gives_the_local_answer(tmp_path):
+    """A real distributed.LocalCluster (two worker processes) fits the same
+    constants, intervals and held-out prediction as local processes: every
+    replay is a pure function of its constants, whatever runs it. Small:
+    two optimizer iterations, one constant draw."""
+    distributed = pytest.importorskip("distributed")
+    from serq.study.worker import worker_pid
+    fit_run, held = measured_csv(103, str(tmp_path)), measured_csv(104, str(tmp_path))
+    kw = dict(holdouts=[held], max_evals=2, draws=1, bootstrap=100)
+    local = calibrate(PROGRAM, fit_run, FITS, jobs=2, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = calibrate(PROGRAM, fit_run, FITS, executor=client, **kw)
+        pids = client.run(worker_pid)
+    assert os.getpid() not in pids.values()
+    assert remote.replays == local.replays > 0
+    assert json.dumps(remote.to_dict(), sort_keys=True) == \
+        json.dumps(local.to_dict(), sort_keys=True)
+    # not vacuous: the fit moved the constants and the hold-out has an interval
+    assert [p.estimate for p in remote.params] != [p.start for p in remote.params]
+    assert remote.holdouts[0].metrics["ttft"].interval
+
+
+def test_the_other_half_of_the_run_reuses_the_fit_replays(tmp_path):
+    run = measured_csv(105, str(tmp_path))
+    kw = dict(max_evals=1, draws=1, bootstrap=50, jobs=1)
+    alone = calibrate(PROGRAM, run + "@0:0.5", FITS, **kw)
+    both = calibrate(PROGRAM, run + "@0:0.5", FITS, holdouts=[run + "@0.5:1"], **kw)
+    assert both.replays == alone.replays
+    from serq.measured import read_run
+    total = len(read_run(run).frame)
+    assert both.holdouts[0].metrics["ttft"].count + both.fitted.metrics["ttft"].count == total
+    # the held-out half is scored on its own requests (the fit's half differs)
+    assert both.holdouts[0].metrics["ttft"].measured != both.fitted.metrics["ttft"].measured
+
+
+def test_a6000_program_routes_round_robin(tmp_path):
+    """With two prefillers and two decoders the A6000 program routes as
+    vLLM's toy NIXL proxy does (toy_proxy_server.py: one itertools.cycle
+    over the prefillers, taken when a request arrives, one over the
+    decoders, taken when the prefill answers): 0, 1, 0, 1, … in the order
+    of the choices, at both, including choices made at the same instant."""
+    import numpy as np
+    from serq.study.replay import make_replay
+    from serq.study.worker import run_report
+    prog = os.path.join(ROOT, "examples", "measured", "a6000_pull.sq")
+    text = open(prog, encoding="utf-8").read()
+    for x, v in (("P", "i"), ("D", "j")):
+        hold = f"  hold routed{x}[{v}] (1) {{ }} lease routed{x}[{v}] (inf);"
+        assert text.count(hold) == 1
+        text = text.replace(hold, f"  observe pick{x} = {v}; observe at{x} = now;\n" + hold)
+    copy = tmp_path / "a6000_pull.sq"
+    copy.write_text(text)
+    trace = os.path.join(ROOT, "examples", "measured", "a6000", "pull1x1_trace.csv")
+    rep = make_replay(str(copy), trace, sets={"np": 2, "nd": 2})
+    obs = run_report(rep.spec, rep.seed, warmup=0.0).observes
+    for x in ("P", "D"):
+        at = np.array(obs[f"at{x}"].values)
+        picks = np.array(obs[f"pick{x}"].values)[np.argsort(at, kind="stable")]
+        assert len(picks) == 957
+        assert picks.tolist() == [k % 2 for k in range(957)], x
+    # the decoders' choices do share instants (prefills that end in one step)
+    assert np.sum(np.diff(np.sort(obs["atD"].values)) == 0) > 0
+
+
 def test_calibrate_command_with_holdout(tmp_path):
     fit_run, held = measured_csv(101, str(tmp_path)), measured_csv(102, str(tmp_path))
     r = cli("calibrate", PROGRAM, "--measured", fit_run, "--fit", "a=2e-5:5e-4",

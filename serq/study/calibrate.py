@@ -32,6 +32,8 @@ constant vectors; each replay's requests are resampled `PERTURBATIONS`
 times by sessions, and the 2.5% and 97.5% quantiles of each statistic over
 all of them form its 95% prediction interval: the constants' uncertainty
 plus the statistic's sampling spread over sessions, under the model.
+Another part of the calibration run (`RUN@0.5:1` held out from a fit on
+`RUN@0:0.5`) replays the same trace, so its replays are the fit's.
 """
 from __future__ import annotations
 
@@ -344,7 +346,8 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
     theta0 = start_values(text, fits, sets)
     base_sets = {k: v for k, v in sets.items() if k not in {p.name for p in fits}}
     tmp = tempfile.TemporaryDirectory(prefix="serq-replay-")
-    replay = make_replay(program, write_trace_file(run, tmp.name), sets=base_sets, defs=defs,
+    trace = write_trace_file(run, tmp.name)
+    replay = make_replay(program, trace, sets=base_sets, defs=defs,
                          seed=seed, horizon=horizon, observes=observes)
     lo = np.array([p.lo for p in fits])
     hi = np.array([p.hi for p in fits])
@@ -399,9 +402,12 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
         outs = []
         for k, h in enumerate(holdouts):
             hsets = {**base_sets, **(holdout_sets or {})}
-            hrep = make_replay(program, write_trace_file(h, tmp.name, f"holdout{k}.csv"),
-                               sets=hsets, defs=defs, seed=seed, horizon=horizon,
-                               observes=observes)
+            htrace = write_trace_file(h, tmp.name, f"holdout{k}.csv")
+            if hsets == base_sets and _same_file(htrace, trace):
+                hrep = replay  # another part of the same run: its replays are the fit's
+            else:
+                hrep = make_replay(program, htrace, sets=hsets, defs=defs, seed=seed,
+                                   horizon=horizon, observes=observes)
             hsims = reps.many(draw_thetas, hrep)
             v = validation_of(h, hsims[0], program, _numeric({**fitted_sets, **hsets}))
             _attach(v, h, hsims, replay.seed)
@@ -413,6 +419,11 @@ def calibrate(program: str, run: Any, fits: Sequence[FitParam], *,
                        holdouts=outs, objective=tuple(objective), cost=float(sol.cost),
                        replays=reps.runs, message=str(sol.message), probe=probe_fit,
                        match=match)
+
+
+def _same_file(a: str, b: str) -> bool:
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
 
 
 def _attach(v: Validation, run: Any, sims: Sequence[dict], seed: int) -> None:
