@@ -185,7 +185,7 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                                          repr(w)], dict(os.environ), count)
                     row["ref"], row["ref0"] = ref(horizon, warmup), ref(start, start_warmup)
                 rows.append(row)
-                log(f"… {fleet.key} R={r} done")
+                log(f"… {fleet.key} R={r} done: " + _summary(row, count))
     return rows
 
 
@@ -227,6 +227,19 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
             if k in row and row[k].error:
                 notes.append(f"{row['fleet']} R={row['R']}: {k} failed: {row[k].error}")
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def _summary(row: dict, count: bool) -> str:
+    """A row's events and cost per event, for the progress log (a run cut
+    short keeps the rows it finished)."""
+    unit = "Ir" if count else "µs wall"
+    parts = []
+    for key, name in (("serq", "serq-simpy"), ("ref", "reference")):
+        if key in row:
+            cost = per_event(row[key], row[key + "0"])
+            parts.append(f"{name} {_n(row[key].events)} events, "
+                         f"{'—' if cost is None else f'{cost:,.1f}'} {unit}/event")
+    return "; ".join(parts)
 
 
 def _n(x: Optional[int]) -> str:
