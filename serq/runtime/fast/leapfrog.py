@@ -28,6 +28,13 @@ engine's next iteration would end before the next end (`_closed` runs such
 iterations inline); after handling it, as the relay leaves it for
 `_closed`, when the block does not fit or, with the new cost, the next
 iteration ends first. The burst goes on from there as before.
+
+What the loop works out for an engine (its side: how many ends it may
+handle before a run finishes or a hold needs a block) stays on the engine
+(`StepStage.frog`) and serves the next call as long as the engine's plan
+stands and it launched no iteration since (`_plain_side`): in a large
+fleet each call takes most engines for a single end, and setting each up
+afresh made the work of an end grow with the fleet.
 """
 from __future__ import annotations
 
