@@ -3,6 +3,8 @@ as the number of replicas grows, per-replica load constant.
 
     python scripts/bench.py --fleet                       # R = 4, 16, 64, 256
     python scripts/bench.py --fleet --sizes 4 16 --fleet-horizon 10
+    python scripts/bench.py --fleet --instructions --only replica --sizes 4 16 64 \
+        --fleet-horizon 10 --fleet-from 5        # instructions per event, horizon 5 to 10
 
 Two programs, each edited to R members (the reference refuses a `--set` of
 an array size, so both contenders run the same edited copy, written to a
