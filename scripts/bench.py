@@ -7,6 +7,7 @@
     python scripts/bench.py --scale 0.01        # every horizon × 0.01 (a quick look)
     python scripts/bench.py --only prefix --floor --repeat 7   # with Python's start-up
     python scripts/bench.py --fleet              # the fleet benchmark (scripts/bench_fleet.py)
+    python scripts/bench.py --fleet --instructions   # ... instructions per event (callgrind)
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
@@ -310,7 +311,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every horizon")
     ap.add_argument("--only", nargs="+", metavar="ROW",
-                    help="rows: startup " + " ".join(p.key for p in PROGRAMS))
+                    help="rows: startup " + " ".join(p.key for p in PROGRAMS)
+                    + " (--fleet: replica llmd)")
     ap.add_argument("--no-reference", action="store_true", help="skip the reference")
     ap.add_argument("--floor", action="store_true",
                     help="also time `python -c pass`, `import simpy`, `import simpy, numpy` "
@@ -324,6 +326,14 @@ def main(argv: Optional[list[str]] = None) -> None:
                     help="--fleet: the fleet sizes (4 16 64 256)")
     ap.add_argument("--fleet-horizon", type=float, default=20.0, metavar="T",
                     help="--fleet: the horizon (20; the warm-up is a quarter of it)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="--fleet: count instructions under valgrind's callgrind instead of "
+                         "timing (repeatable on a loaded machine; about 50 times slower)")
+    ap.add_argument("--fleet-from", type=float, default=None, metavar="T",
+                    help="--fleet: the start-up run's horizon (1e-9): a cost per event counts "
+                         "the events and time (or instructions) from T to the horizon")
+    ap.add_argument("--reference-sizes", type=int, nargs="+", default=None, metavar="R",
+                    help="--fleet: run the reference only at these sizes (default: all)")
     args = ap.parse_args(argv)
     exe = args.command or shutil.which("serq-simpy")
     if exe is None:
@@ -358,10 +368,14 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
         return (version, python) if version is not None else (None, None)
 
     horizon = args.fleet_horizon
+    start = bench_fleet.START if args.fleet_from is None else args.fleet_from
     rows = bench_fleet.bench(tuple(args.sizes or bench_fleet.SIZES), horizon, horizon / 4,
                              args.seed, reference, exe, child_env(), REF_DRIVER,
-                             lambda text: print(text, file=sys.stderr, flush=True))
-    print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu))
+                             lambda text: print(text, file=sys.stderr, flush=True),
+                             args.instructions,
+                             tuple(args.reference_sizes) if args.reference_sizes else None,
+                             tuple(args.only) if args.only else None, start)
+    print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu, args.instructions, start))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ as the number of replicas grows, per-replica load constant.
 
     python scripts/bench.py --fleet                       # R = 4, 16, 64, 256
     python scripts/bench.py --fleet --sizes 4 16 --fleet-horizon 10
+    python scripts/bench.py --fleet --instructions --only replica --sizes 4 16 64 \
+        --fleet-horizon 10 --fleet-from 5        # instructions per event, horizon 5 to 10
 
 Two programs, each edited to R members (the reference refuses a `--set` of
 an array size, so both contenders run the same edited copy, written to a
@@ -20,6 +22,16 @@ microseconds per event after the process's start-up (its wall time at
 horizon 1e-9 taken off: the start-up does not grow with the run, and would
 otherwise dominate the smallest fleet), the peak resident memory, and the
 reference's figures and the ratio of the two costs per event.
+
+`--instructions` counts instructions instead of timing (`valgrind
+--tool=callgrind`, every process under it, the cache-warming run excepted):
+the count of a run hardly moves with the load of the machine, where its
+time may double, so two builds or two fleet sizes can be compared on a
+shared machine. The cost per event is then the instructions after the
+start-up's (the run at horizon 1e-9) per event. Callgrind runs a process
+about 50 times slower: choose a short `--fleet-horizon`, and
+`--reference-sizes` to leave the reference out of the largest fleets (at
+R = 256 it takes minutes per simulated second under callgrind).
 
 This is a benchmark, not a test: it asserts nothing.
 """
@@ -39,6 +51,7 @@ from typing import Callable, Optional
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (4, 16, 64, 256)
 START = 1e-9  # the start-up run's horizon
+CALLGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
 
 
 @dataclass
@@ -80,22 +93,27 @@ def edited(fleet: Fleet, r: int, tmp: Path) -> Path:
 @dataclass
 class Measured:
     """One process: wall seconds, peak KiB, the report's event count, CPU
-    seconds (user + system)."""
+    seconds (user + system), instructions (under callgrind, else None)."""
 
     wall: float
     peak_kib: int
     events: Optional[int]
     error: Optional[str] = None
     cpu: float = 0.0
+    instructions: Optional[int] = None
 
     def time(self, cpu: bool) -> float:
         """CPU or wall seconds."""
         return self.cpu if cpu else self.wall
 
 
-def run_json(argv: list[str], env: dict[str, str]) -> Measured:
+def run_json(argv: list[str], env: dict[str, str], count: bool = False) -> Measured:
     """Run `argv` (which prints a JSON report); its wall time, peak memory
-    (`wait4`) and the report's `events`."""
+    (`wait4`) and the report's `events`; `count`: under callgrind, with its
+    count of instructions (the peak memory is then callgrind's)."""
+    if count:  # (string hashes fixed: the count of one run is the count of the next)
+        argv = [*CALLGRIND, *argv]
+        env = {**env, "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
@@ -107,76 +125,123 @@ def run_json(argv: list[str], env: dict[str, str]) -> Measured:
             proc.stderr.close()
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
-            last = (err.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            lines = [x for x in err.strip().splitlines() if not x.startswith("==")]
+            last = (lines or [f"exit {proc.returncode}"])[-1]
             return Measured(wall, usage.ru_maxrss, None, last[:120])
         out.seek(0)
         events = json.loads(out.read().decode()).get("events")
-    return Measured(wall, usage.ru_maxrss, events, cpu=usage.ru_utime + usage.ru_stime)
+    found = re.search(r"^==\d+== Collected : (\d+)$", err, re.M) if count else None
+    if count and found is None:
+        return Measured(wall, usage.ru_maxrss, None, "no instruction count from callgrind")
+    return Measured(wall, usage.ru_maxrss, events, cpu=usage.ru_utime + usage.ru_stime,
+                    instructions=int(found.group(1)) if found else None)
 
 
 def per_event(run: Measured, start: Measured, cpu: bool = False) -> Optional[float]:
-    """Microseconds per event after the start-up."""
+    """Microseconds per event after the start-up run `start` (instructions per
+    event when the runs were counted): the difference of the two runs over the
+    difference of their events."""
     if run.error or start.error or not run.events:
         return None
-    return (run.time(cpu) - start.time(cpu)) / run.events * 1e6
+    events = run.events - (start.events or 0)
+    if events <= 0:
+        return None
+    if run.instructions is not None and start.instructions is not None:
+        return (run.instructions - start.instructions) / events
+    return (run.time(cpu) - start.time(cpu)) / events * 1e6
 
 
 def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
           reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
-          env: dict[str, str], driver: str, log: Callable[[str], None]) -> list[dict]:
+          env: dict[str, str], driver: str, log: Callable[[str], None],
+          count: bool = False, ref_sizes: Optional[tuple[int, ...]] = None,
+          only: Optional[tuple[str, ...]] = None, start: float = START) -> list[dict]:
     """Every fleet at every size: serq-simpy and the reference (`reference(path
-    under examples/)` -> (version, python), version None: none), each at
-    `horizon` and at the start-up horizon."""
+    under examples/)` -> (version, python), version None: none; only at
+    `ref_sizes` when given), each at `horizon` and at the start-up horizon;
+    `count`: under callgrind (`run_json`); `only`: these fleets' keys; `start`:
+    the start-up run's horizon (a longer one, with the same warm-up fraction,
+    leaves the first simulated seconds out of the cost per event too)."""
     rows = []
+    start_warmup = 0.0 if start == START else start * warmup / horizon
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for fleet in FLEETS:
+            if only and fleet.key not in only:
+                continue
             version, python = reference(fleet.path)
             for r in sizes:
                 path = edited(fleet, r, tmp)
                 row: dict = {"fleet": fleet.key, "R": r, "version": version}
 
-                def serq(h: float, w: float) -> Measured:
+                def serq(h: float, w: float, c: bool) -> Measured:
                     return run_json([serq_exe, "run", str(path), "--json", "--no-progress",
                                      "--seed", str(seed), "--horizon", repr(h),
-                                     "--warmup", repr(w)], env)
-                serq(START, 0.0)  # (warm: bytecode, the grammar and program caches)
-                row["serq"], row["serq0"] = serq(horizon, warmup), serq(START, 0.0)
-                if version is not None:
+                                     "--warmup", repr(w)], env, c)
+                serq(START, 0.0, False)  # (warm: bytecode, the grammar and program caches)
+                row["serq"] = serq(horizon, warmup, count)
+                row["serq0"] = serq(start, start_warmup, count)
+                if version is not None and (ref_sizes is None or r in ref_sizes):
                     def ref(h: float, w: float) -> Measured:
                         return run_json([python, "-c", driver, str(path), str(seed), repr(h),
-                                         repr(w)], dict(os.environ))
-                    row["ref"], row["ref0"] = ref(horizon, warmup), ref(START, 0.0)
+                                         repr(w)], dict(os.environ), count)
+                    row["ref"], row["ref0"] = ref(horizon, warmup), ref(start, start_warmup)
                 rows.append(row)
-                log(f"… {fleet.key} R={r} done")
+                log(f"… {fleet.key} R={r} done: " + _summary(row, count))
     return rows
 
 
-def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False) -> str:
-    """The rows as a Markdown table (`cpu`: CPU seconds, not wall)."""
-    what = "CPU s" if cpu else "wall s"
-    head = ["program", "R", "events", f"serq-simpy {what}", "µs/event", "MiB", "reference",
-            "ref events", f"ref {what}", "ref µs/event", "ref MiB", "µs/event ratio"]
+def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
+          count: bool = False, start: float = START) -> str:
+    """The rows as a Markdown table (`cpu`: CPU seconds, not wall; `count`:
+    the runs were counted, instructions instead of time and memory)."""
+    if count:
+        head = ["program", "R", "events", "serq-simpy Ir", "Ir/event", "reference",
+                "ref events", "ref Ir", "ref Ir/event", "Ir/event ratio"]
+    else:
+        what = "CPU s" if cpu else "wall s"
+        head = ["program", "R", "events", f"serq-simpy {what}", "µs/event", "MiB", "reference",
+                "ref events", f"ref {what}", "ref µs/event", "ref MiB", "µs/event ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         s, s0 = row["serq"], row["serq0"]
         us = per_event(s, s0, cpu)
-        cells = [row["fleet"], str(row["R"]), _n(s.events), _t(s, cpu), _f(us), _mib(s)]
+        cells = [row["fleet"], str(row["R"]), _n(s.events)]
+        cells += [_n(s.instructions), _n(_round(us))] if count else [_t(s, cpu), _f(us), _mib(s)]
         if "ref" in row:
             r, r0 = row["ref"], row["ref0"]
             ur = per_event(r, r0, cpu)
-            cells += ["pyserq " + row["version"], _n(r.events), _t(r, cpu), _f(ur), _mib(r),
-                      f"{us / ur:.1f}×" if us and ur else "—"]
+            cells += ["pyserq " + row["version"], _n(r.events)]
+            cells += [_n(r.instructions), _n(_round(ur))] if count else \
+                [_t(r, cpu), _f(ur), _mib(r)]
+            cells.append(f"{us / ur:.1f}×" if us and ur else "—")
         else:
-            cells += ["—"] * 6
+            cells += ["—"] * (5 if count else 6)
         lines.append("| " + " | ".join(cells) + " |")
-    notes = [f"horizon {horizon:g}, warm-up {warmup:g}; µs/event after the start-up (the "
-             f"process's {what[:-2]} time at horizon {START:g} taken off); one run each"]
+    if count:
+        notes = [f"horizon {horizon:g}, warm-up {warmup:g}; instructions counted by callgrind; "
+                 f"Ir/event after the start-up (the count at horizon {start:g} taken off)"]
+    else:
+        notes = [f"horizon {horizon:g}, warm-up {warmup:g}; µs/event after the start-up (the "
+                 f"process's {what[:-2]} time at horizon {start:g} taken off); one run each"]
     for row in rows:
         for k in ("serq", "ref"):
             if k in row and row[k].error:
                 notes.append(f"{row['fleet']} R={row['R']}: {k} failed: {row[k].error}")
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def _summary(row: dict, count: bool) -> str:
+    """A row's events and cost per event, for the progress log (a run cut
+    short keeps the rows it finished)."""
+    unit = "Ir" if count else "µs wall"
+    parts = []
+    for key, name in (("serq", "serq-simpy"), ("ref", "reference")):
+        if key in row:
+            cost = per_event(row[key], row[key + "0"])
+            parts.append(f"{name} {_n(row[key].events)} events, "
+                         f"{'—' if cost is None else f'{cost:,.1f}'} {unit}/event")
+    return "; ".join(parts)
 
 
 def _n(x: Optional[int]) -> str:
@@ -185,6 +250,10 @@ def _n(x: Optional[int]) -> str:
 
 def _t(m: Measured, cpu: bool) -> str:
     return "—" if m.error else f"{m.time(cpu):.2f}"
+
+
+def _round(x: Optional[float]) -> Optional[int]:
+    return None if x is None else round(x)
 
 
 def _f(x: Optional[float]) -> str:

@@ -28,6 +28,13 @@ engine's next iteration would end before the next end (`_closed` runs such
 iterations inline); after handling it, as the relay leaves it for
 `_closed`, when the block does not fit or, with the new cost, the next
 iteration ends first. The burst goes on from there as before.
+
+What the loop works out for an engine (its side: how many ends it may
+handle before a run finishes or a hold needs a block) stays on the engine
+(`StepStage.frog`) and serves the next call as long as the engine's plan
+stands and it launched no iteration since (`_plain_side`): in a large
+fleet each call takes most engines for a single end, and setting each up
+afresh made the work of an end grow with the fleet.
 """
 from __future__ import annotations
 
@@ -57,7 +64,48 @@ def _side(st: "StepStage") -> Optional[list]:
 
 
 def _plain_side(st: "StepStage") -> Optional[list]:
-    """`_side` of an engine that `_may_go_on` (asked already)."""
+    """`_side` of an engine that `_may_go_on` (asked already): the side a
+    call left on the engine (`StepStage.frog`) when nothing but the calendar
+    moved it since (`_again`), else a new one (`_new_side`)."""
+    side = st.frog
+    if side is not None and side[RUNS] and side[KEPT] is st.kept and \
+            side[ITERS] == st.iterations:
+        return _again(side)
+    return _new_side(st)
+
+
+def _again(side: list) -> Optional[list]:
+    """The side a call left on its engine, for the next call. Its plan is
+    the engine's kept one, and the engine has launched no iteration since
+    (`_plain_side`): its runs' remaining tokens and its holds' positions are
+    what the call left them, so the ends it may handle before a run finishes
+    or a hold needs a block are the side's counts, as `_new_side` would find
+    them (whole steps: `closed._whole_steps`). What other events may change
+    is asked again: a waiting hold, the sessions' token sequences, whether
+    the fast paths are allowed."""
+    st = side[ST]
+    if not st.closed_ok or not st.burst or st.queue_waiting():
+        return None
+    if not _continued(side[KEPT][10][3]):
+        return None
+    if side[TIMES]:
+        side[TIMES] = []
+    return side
+
+
+def _continued(sessions: list) -> bool:
+    """Whether each decode token of the sessions continues their sequences
+    (`TokenLog.decode_run` records them so)."""
+    for s in sessions:
+        tok = s.tok
+        if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
+                (tok.active and not tok.request.count):
+            return False
+    return True
+
+
+def _new_side(st: "StepStage") -> Optional[list]:
+    """`_plain_side` made afresh (and left on the engine for the next call)."""
     kept = st.kept
     run = kept[10]
     if run is None:  # (a plan's first launch: its run is made when it goes on)
@@ -82,20 +130,21 @@ def _plain_side(st: "StepStage") -> Optional[list]:
         blocks = _hold_steps(grows, rs - 1)
         if blocks is None:
             return None
-    for s in sessions:  # each decode token continues its sequences
-        tok = s.tok
-        if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
-                (tok.active and not tok.request.count):
-            return None
-    return [st, kept[9], kept[2], kept[3], run[0], [], blocks, 0, 0.0, None, rs - 1, 0, kept]
+    if not _continued(sessions):
+        return None
+    side = st.frog = [st, kept[9], kept[2], kept[3], run[0], [], blocks, 0, 0.0, None, rs - 1,
+                      0, kept, st.iterations]
+    return side
 
 
 # the fields of a side: the engine, its plan's cost, tokens, decoders and class,
 # the times of its decode tokens, the ends it may handle before a hold needs a
 # block and before a run finishes, the ends it handled and the iterations it
 # launched since its runs and holds last moved, its iteration's end and
-# calendar sequence number, its kept plan
-ST, COST, TOKENS, DEC, CLS, TIMES, BLOCKS, ENDS, END, EID, RUNS, LAUNCHES, KEPT = range(13)
+# calendar sequence number, its kept plan, and the engine's iteration count
+# when the side's counts were last true (`_plain_side`)
+ST, COST, TOKENS, DEC, CLS, TIMES, BLOCKS, ENDS, END, EID, RUNS, LAUNCHES, KEPT, ITERS = \
+    range(14)
 
 
 def _move(side: list) -> None:
@@ -303,6 +352,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     if launched:
         x = last
     else:  # as the relay leaves it for `_closed`
+        st.frog = None  # (it plans again before its next launch)
         st.running = None
         st.last_void = True
         sim.fleet.idle.add(st)
@@ -314,6 +364,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             sim.tokens.decode_run(sessions, st, x[TIMES])
     for _end, _eid, side in sorted(heap):
         _move(side)
+        side[ITERS] = side[ST].iterations  # (its counts hold for the next call)
         sessions = side[KEPT][10][3]
         if sessions and side[TIMES]:
             sim.tokens.decode_run(sessions, side[ST], side[TIMES])

@@ -109,6 +109,7 @@ class StepStage(Stage):
         self.own_stamp = 0
         self.own_plans = False  # kept plans are checked against `own_stamp` (`allow_burst`)
         self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
+        self.frog: Optional[list] = None  # `leapfrog`'s side of this engine, kept across calls
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         # statistics
