@@ -17,7 +17,7 @@ import time
 import pytest
 
 import serq
-from serq.core.errors import SimulationError
+from serq.core.errors import SerqError, SimulationError
 from serq.frontend import load
 from serq.report.json_report import to_dict
 
@@ -548,3 +548,32 @@ def test_push_example_keeps_the_pool_invariants():
     plain = to_dict(serq.run(load(PUSH, horizon=200, warmup=20)))
     checked.pop("events"), plain.pop("events")
     assert checked == plain
+
+
+# the stale-state lint (Part 03 §4.7) and legs: a leg works on a copy of the
+# attributes, so what it sets never reaches its session's holds; inside the
+# leg the lint applies (pyserq 0.1.3 accepts the first program and refuses
+# the second; found by the differential fuzzer, issue 22: generator seed 3414)
+STALE_IN_A_LEG = """
+stage s0 : ps(2);
+pool p1 {{ cap 4; }}
+workload {{ arrive batch(2); session {{ turn; request; end; }} }}
+server {{
+  fork {{ set x = est_lambda(s0) > 1 ? 0.5 : 1; run s0 (1); {inner} }}
+  join;
+  {outer}
+}}
+run {{ horizon 20; }}
+"""
+
+
+def test_a_legs_stale_set_does_not_reach_the_sessions_holds():
+    load(source=STALE_IN_A_LEG.format(inner="", outer="hold p1 (x + 1) { run s0 (1); }"))
+    with pytest.raises(SerqError, match="reads est_lambda"):
+        load(source=STALE_IN_A_LEG.format(inner="hold p1 (x + 1) { run s0 (1); }", outer=""))
+
+
+@pytest.mark.oracle
+def test_a_legs_stale_set_against_reference():
+    same_as_reference(STALE_IN_A_LEG.format(inner="", outer="hold p1 (x + 1) { run s0 (1); }"),
+                      "0.1.3", horizon=20)
