@@ -470,20 +470,29 @@ def programs(start: int, count: int, draws: bool) -> Iterable[tuple[int, Program
 
 
 def campaign(versions: Iterable[str], start: int, count: int, draw_count: Optional[int] = None,
-             batch: int = 100, log: Optional[Callable[[str], None]] = None) -> Campaign:
-    """Generate and compare: `count` deterministic programs against 0.1.3
-    and 0.1.4 (those in `versions`), `draw_count` (default count // 4)
-    drawing programs against 0.1.5."""
+             batch: int = 100, log: Optional[Callable[[str], None]] = None,
+             jobs: int = 1, draw_start: Optional[int] = None) -> Campaign:
+    """Generate and compare: `count` deterministic programs (generator
+    seeds `start`…) against 0.1.3 and 0.1.4 (those in `versions`),
+    `draw_count` (default count // 4) drawing programs (seeds DRAW_SEEDS +
+    `draw_start`…, default `start`) against 0.1.5. `jobs` > 1 splits both
+    ranges over that many worker processes (the same comparisons, merged)."""
     versions = list(versions)
+    if draw_count is None:
+        draw_count = count // 4
+    if draw_start is None:
+        draw_start = start
+    if jobs > 1:
+        return _parallel(versions, start, count, draw_count, draw_start, batch, jobs)
     out = Campaign()
     plans: list[tuple[str, bool, int]] = []
     det = [v for v in versions if v in ("0.1.3", "0.1.4")]
     if det:
         plans.append((",".join(det), False, count))
     if "0.1.5" in versions:
-        plans.append(("0.1.5", True, count // 4 if draw_count is None else draw_count))
+        plans.append(("0.1.5", True, draw_count))
     for vers, draws, n in plans:
-        progs = list(programs(start, n, draws))
+        progs = list(programs(draw_start if draws else start, n, draws))
         out.generated += len(progs)
         for v in vers.split(","):
             for k in range(0, len(progs), batch):
@@ -503,6 +512,37 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                 if log:
                     log(f"{v}: {min(k + batch, len(progs))}/{len(progs)} "
                         f"{dict(Counter(r.cls for r in out.results if r.version == v))}")
+    return out
+
+
+def _worker(args: tuple) -> Campaign:
+    versions, start, count, draw_count, draw_start, batch = args
+    return campaign(versions, start, count, draw_count, batch=batch, draw_start=draw_start)
+
+
+def _parallel(versions: list[str], start: int, count: int, draw_count: int, draw_start: int,
+              batch: int, jobs: int) -> Campaign:
+    """`campaign` over `jobs` worker processes (each pairs its own
+    serq-simpy runs with its own reference process)."""
+    import multiprocessing
+
+    def split(n: int) -> list[tuple[int, int]]:
+        size, extra = divmod(n, jobs)
+        parts, at = [], 0
+        for k in range(jobs):
+            m = size + (k < extra)
+            parts.append((at, m))
+            at += m
+        return parts
+    tasks = [(versions, start + a, n, dn, draw_start + da, batch)
+             for (a, n), (da, dn) in zip(split(count), split(draw_count))]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        parts = pool.map(_worker, tasks)
+    out = Campaign()
+    for part in parts:
+        out.generated += part.generated
+        out.results += part.results
+        out.coverage.update(part.coverage)
     return out
 
 
@@ -629,6 +669,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--draw-count", type=int, default=None)
     ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--draw-start", type=int, default=None,
+                    help="the first drawing program (default: --start)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--versions", default="0.1.3,0.1.4,0.1.5")
     ap.add_argument("--shrink", action="store_true", help="shrink one finding of each class")
     ap.add_argument("--keep", default=None, help="store the shrunk findings under DIR/<version>/")
@@ -637,7 +680,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     a = ap.parse_args(argv)
     t0 = time.time()
     c = campaign([v for v in a.versions.split(",") if interpreter(v)], a.start, a.count,
-                 a.draw_count, log=lambda s: print(s, file=sys.stderr, flush=True))
+                 a.draw_count, log=lambda s: print(s, file=sys.stderr, flush=True),
+                 jobs=a.jobs, draw_start=a.draw_start)
     print(json.dumps(c.counts(), indent=1))
     print(f"time: {time.time() - t0:.0f} s")
     seen: set[tuple[str, str]] = set()

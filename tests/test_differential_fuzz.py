@@ -480,7 +480,7 @@ def test_generated_programs_long():
     drawing ones (against 0.1.5): 5 000 programs, fixed seeds. A campaign
     (`pytest -m campaign`), not yet in CI's slow step: it has not been run
     end to end, and its findings must be settled before it gates a change."""
-    c = campaign(_installed(), start=1000, count=4000, draw_count=1000)
+    c = campaign(_installed(), start=1000, count=4000, draw_count=1000, jobs=2)
     print(json.dumps(c.counts(), indent=1))
     print(coverage_table(c))
     _check(c)
