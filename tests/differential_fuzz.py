@@ -37,7 +37,8 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from contextlib import ExitStack, contextmanager
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,6 +46,9 @@ sys.path.insert(0, HERE)
 import serq  # noqa: E402
 from serq.core.errors import SerqError  # noqa: E402
 from serq.report.json_report import to_dict  # noqa: E402
+from serq.runtime.compile import schedule  # noqa: E402
+from serq.runtime.resources.holds import HoldManager  # noqa: E402
+from serq.runtime.resources.pools import Pool  # noqa: E402
 from serq.runtime.watch.watchdog import RunStopped, interrupt_all  # noqa: E402
 
 from oracle import UNCOMPARED, compare_reports, interpreter  # noqa: E402
@@ -225,29 +229,121 @@ def with_horizon(text: str, program: Program, version: str) -> str:
     return f"// horizon {program.horizon:g}\n{warm}{text}"
 
 
+@contextmanager
+def retried_growth_advances() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's retried growth, emulated in serq-simpy for the
+    runner: a step-engine resident that stalled in a `growing` run and is
+    granted its growth at a settle has its position advanced by the stalled
+    amount, although no token was computed (Part 03 §14, Part 04 §15)."""
+    plain = HoldManager.retry_growers
+
+    def retry_growers(self: HoldManager, pool: Any) -> None:
+        before = list(pool.growers)
+        plain(self, pool)
+        for g in before[:len(before) - len(pool.growers)]:  # those granted, in order
+            if g.job is not None:
+                g.frame.pos[g.frame.pools.index(pool)] += g.amount
+    HoldManager.retry_growers = retry_growers  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        HoldManager.retry_growers = plain  # type: ignore[method-assign]
+
+
+@contextmanager
+def stalled_prefills_hold_decodes() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's `serve exclusive prefill`, emulated in
+    serq-simpy for the runner: while a prefilling resident is stalled in a
+    growth and none is unstalled, the decode batch waits too (Part 04 §8.4
+    serves it)."""
+    plain = schedule.exclusive_body
+
+    def exclusive_body() -> Callable[[Any, Any], None]:
+        inner = plain()
+
+        def body(stage: Any, plan: Any) -> None:
+            prefills = [j for j in stage.residents if j.mode == "prefill"]
+            if prefills and all(j.stall is not None for j in prefills):
+                return
+            inner(stage, plan)
+        return body
+    schedule.exclusive_body = exclusive_body  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        schedule.exclusive_body = plain  # type: ignore[assignment]
+
+
+class _Listings(dict):
+    """0.1.3's holders: a count of listings per session, `len` their sum."""
+
+    def __len__(self) -> int:
+        return int(sum(self.values()))
+
+
+@contextmanager
+def holders_listed() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's holders, emulated in serq-simpy for the runner:
+    a pool lists its holder once per admission, and a release drops every
+    listing of the session (a session with two nested holds of the pool
+    counts twice, then not at all while its outer hold still holds),
+    which `mean_holders` and `holders(p)` read (Part 03 §1)."""
+    add, remove = Pool.add_holder, Pool.remove_holder
+
+    def add_holder(self: Pool, session: Any) -> None:
+        if type(self.holder_count) is not _Listings:
+            self.holder_count = _Listings(self.holder_count)
+        add(self, session)
+
+    def remove_holder(self: Pool, session: Any) -> None:
+        self.holder_count.pop(session, None)
+    Pool.add_holder, Pool.remove_holder = add_holder, remove_holder  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Pool.add_holder, Pool.remove_holder = add, remove  # type: ignore[method-assign]
+
+
 @dataclass
 class Departure:
-    """A known, documented difference (docs/departures.md)."""
+    """A known, documented difference (docs/departures.md).
+
+    A departure is told apart either by the report fields it may change
+    (`fields`: every difference is in one of them) or, when its effects
+    spread, by `emulate`: a context in which serq-simpy behaves as the
+    reference does in that one respect; the program is a case of the
+    departure when serq-simpy's run under it equals the reference's."""
 
     name: str
     fields: tuple[str, ...]        # report fields it may change (none: not told apart)
     applies: Callable[[str], bool]  # whether a program can show it
+    emulate: Optional[Callable[[], ContextManager[None]]] = None
 
 
 DEPARTURES = [
     # Part 03 §1: holders are sessions; 0.1.3 counts a session once per admission
     # and forgets it when an inner hold of the same pool ends
     Departure("holders counted as sessions", ("mean_holders",),
-              lambda t: bool(re.search(r"\bhold\b", t))),
+              lambda t: bool(re.search(r"\bhold\b", t)), holders_listed),
     # Part 02 §10.3 step 4: a run that an admitted session starts at a `ps`
     # stage (or engine) declared before the admitting engine
     Departure("a stage declared before the admitting engine", (),
               lambda t: "admit via" in t),
-    # OPEN, not yet fixed (docs/departures.md, "Open findings"): pools'
-    # `mean_used` around growing runs on an engine; nothing else differs
-    Departure("open: mean_used around growing runs on an engine",
-              ("mean_used",), lambda t: "growing" in t),
+    # Part 03 §14 / Part 04 §15: a growth granted after a stall does not
+    # advance the position (0.1.3 and 0.1.4 advance it by the stalled amount)
+    Departure("a stalled growth granted later", (), lambda t: "growing" in t,
+              retried_growth_advances),
+    # Part 04 §8.4 step 2: the decode batch runs when no prefilling resident
+    # is unstalled (0.1.3 and 0.1.4 serve nothing while one is stalled)
+    Departure("an exclusive prefill engine with every prefill stalled", (),
+              lambda t: "exclusive prefill" in t and "growing" in t,
+              stalled_prefills_hold_decodes),
 ]
+
+
+def rerun(text: str, job: dict) -> Callable[[], Outcome]:
+    """`again` for `classify`: run `text` in serq-simpy as `job` says."""
+    return lambda: run_ours(text, job["horizon"], job["trace"], job["warmup"])
 
 
 def _field(diff: str) -> str:
@@ -260,13 +356,16 @@ def _field(diff: str) -> str:
     return ".".join(parts[:2] if parts and parts[0] in ("stages", "pools", "client") else parts[:1])
 
 
-def classify(ours: Outcome, ref: Outcome, text: str) -> tuple[str, list[str]]:
+def classify(ours: Outcome, ref: Outcome, text: str,
+             again: Optional[Callable[[], Outcome]] = None) -> tuple[str, list[str]]:
     """The class of one comparison and its difference lines.
 
-    Classes: "equal", "both refuse", "dialect" (the reference refuses a
-    construct of another dialect), "both stop", a departure's name, or a
-    finding: "accept/refuse", "refuse/accept", "run stop", "hang",
-    "numbers:<field>"."""
+    `again` runs the program in serq-simpy once more (under a departure's
+    emulation, `Departure.emulate`); without it such departures are not
+    told apart. Classes: "equal", "both refuse", "dialect" (the reference
+    refuses a construct of another dialect), "both stop", a departure's
+    name, or a finding: "accept/refuse", "refuse/accept", "run stop",
+    "hang", "numbers:<field>"."""
     if ref.status == "refused":
         if ours.status == "refused":
             return "both refuse", []
@@ -285,19 +384,47 @@ def classify(ours: Outcome, ref: Outcome, text: str) -> tuple[str, list[str]]:
             return "both stop", []
         who = "serq-simpy" if ours.status == "stopped" else "reference"
         msg = ours.message if ours.status == "stopped" else ref.message
-        return f"finding: {who} stops", [msg.splitlines()[0] if msg else ""]
+        line = msg.splitlines()[0] if msg else ""
+        dep = _emulated(ref, text, again)
+        if dep is not None:
+            return f"departure: {dep}", [f"{who} stops: {line}"]
+        return f"finding: {who} stops", [line]
     diffs = compare_reports(ours.report, ref.report, ignore=UNCOMPARED)
     if not diffs:
         return "equal", []
     fields = {_field(d) for d in diffs}
-    if any(d.endswith("idle_with_work: True != expected False") for d in diffs):
-        # OPEN, not yet fixed (docs/departures.md, "Open findings"): our
-        # engine stops with work while pyserq's goes on
-        return "departure: open: an engine left idle with work", diffs
     for dep in DEPARTURES:
         if dep.fields and fields <= {f"pools.{f}" for f in dep.fields} and dep.applies(text):
             return f"departure: {dep.name}", diffs
+    emulated = _emulated(ref, text, again)
+    if emulated is not None:
+        return f"departure: {emulated}", diffs
     return "finding: numbers " + ",".join(sorted(fields)), diffs
+
+
+def _emulated(ref: Outcome, text: str, again: Optional[Callable[[], Outcome]]) -> Optional[str]:
+    """The departures whose emulation (`Departure.emulate`) makes serq-simpy
+    end as the reference does (equal reports, but for the fields that
+    field-told departures may change): one alone, else all that apply
+    together ("a + b"); None when no emulation explains the difference."""
+    if again is None:
+        return None
+    told = {f"pools.{f}" for d in DEPARTURES for f in d.fields}
+    deps = [d for d in DEPARTURES if d.emulate is not None and d.applies(text)]
+    tries = [[d] for d in deps] + ([deps] if len(deps) > 1 else [])
+    for these in tries:
+        with ExitStack() as stack:
+            for d in these:
+                stack.enter_context(d.emulate())  # type: ignore[misc]
+            out = again()
+        if out.status != ref.status:
+            continue
+        if out.status == "report":
+            rest = {_field(x) for x in compare_reports(out.report, ref.report, ignore=UNCOMPARED)}
+            if not rest <= told:
+                continue
+        return " + ".join(d.name for d in these)
+    return None
 
 
 # --------------------------------------------------------------------------- a campaign
@@ -343,20 +470,29 @@ def programs(start: int, count: int, draws: bool) -> Iterable[tuple[int, Program
 
 
 def campaign(versions: Iterable[str], start: int, count: int, draw_count: Optional[int] = None,
-             batch: int = 100, log: Optional[Callable[[str], None]] = None) -> Campaign:
-    """Generate and compare: `count` deterministic programs against 0.1.3
-    and 0.1.4 (those in `versions`), `draw_count` (default count // 4)
-    drawing programs against 0.1.5."""
+             batch: int = 100, log: Optional[Callable[[str], None]] = None,
+             jobs: int = 1, draw_start: Optional[int] = None) -> Campaign:
+    """Generate and compare: `count` deterministic programs (generator
+    seeds `start`…) against 0.1.3 and 0.1.4 (those in `versions`),
+    `draw_count` (default count // 4) drawing programs (seeds DRAW_SEEDS +
+    `draw_start`…, default `start`) against 0.1.5. `jobs` > 1 splits both
+    ranges over that many worker processes (the same comparisons, merged)."""
     versions = list(versions)
+    if draw_count is None:
+        draw_count = count // 4
+    if draw_start is None:
+        draw_start = start
+    if jobs > 1:
+        return _parallel(versions, start, count, draw_count, draw_start, batch, jobs)
     out = Campaign()
     plans: list[tuple[str, bool, int]] = []
     det = [v for v in versions if v in ("0.1.3", "0.1.4")]
     if det:
         plans.append((",".join(det), False, count))
     if "0.1.5" in versions:
-        plans.append(("0.1.5", True, count // 4 if draw_count is None else draw_count))
+        plans.append(("0.1.5", True, draw_count))
     for vers, draws, n in plans:
-        progs = list(programs(start, n, draws))
+        progs = list(programs(draw_start if draws else start, n, draws))
         out.generated += len(progs)
         for v in vers.split(","):
             for k in range(0, len(progs), batch):
@@ -367,7 +503,7 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                 try:
                     for (s, _p), text, job in zip(chunk, texts, jobs):
                         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
-                        cls, diffs = classify(ours, stream.next(), text)
+                        cls, diffs = classify(ours, stream.next(), text, rerun(text, job))
                         out.results.append(Result(s, v, text, cls, diffs))
                         if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
                             out.coverage.update(kinds(text))
@@ -376,6 +512,37 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                 if log:
                     log(f"{v}: {min(k + batch, len(progs))}/{len(progs)} "
                         f"{dict(Counter(r.cls for r in out.results if r.version == v))}")
+    return out
+
+
+def _worker(args: tuple) -> Campaign:
+    versions, start, count, draw_count, draw_start, batch = args
+    return campaign(versions, start, count, draw_count, batch=batch, draw_start=draw_start)
+
+
+def _parallel(versions: list[str], start: int, count: int, draw_count: int, draw_start: int,
+              batch: int, jobs: int) -> Campaign:
+    """`campaign` over `jobs` worker processes (each pairs its own
+    serq-simpy runs with its own reference process)."""
+    import multiprocessing
+
+    def split(n: int) -> list[tuple[int, int]]:
+        size, extra = divmod(n, jobs)
+        parts, at = [], 0
+        for k in range(jobs):
+            m = size + (k < extra)
+            parts.append((at, m))
+            at += m
+        return parts
+    tasks = [(versions, start + a, n, dn, draw_start + da, batch)
+             for (a, n), (da, dn) in zip(split(count), split(draw_count))]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        parts = pool.map(_worker, tasks)
+    out = Campaign()
+    for part in parts:
+        out.generated += part.generated
+        out.results += part.results
+        out.coverage.update(part.coverage)
     return out
 
 
@@ -476,7 +643,7 @@ def same_difference(version: str, cls: str) -> Callable[[str], bool]:
         job = job_of(text, version)
         ref = run_reference_batch(version, [job])[0]
         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
-        return classify(ours, ref, text)[0] == cls
+        return classify(ours, ref, text, rerun(text, job))[0] == cls
     return pred
 
 
@@ -502,6 +669,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--draw-count", type=int, default=None)
     ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--draw-start", type=int, default=None,
+                    help="the first drawing program (default: --start)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--versions", default="0.1.3,0.1.4,0.1.5")
     ap.add_argument("--shrink", action="store_true", help="shrink one finding of each class")
     ap.add_argument("--keep", default=None, help="store the shrunk findings under DIR/<version>/")
@@ -510,7 +680,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     a = ap.parse_args(argv)
     t0 = time.time()
     c = campaign([v for v in a.versions.split(",") if interpreter(v)], a.start, a.count,
-                 a.draw_count, log=lambda s: print(s, file=sys.stderr, flush=True))
+                 a.draw_count, log=lambda s: print(s, file=sys.stderr, flush=True),
+                 jobs=a.jobs, draw_start=a.draw_start)
     print(json.dumps(c.counts(), indent=1))
     print(f"time: {time.time() - t0:.0f} s")
     seen: set[tuple[str, str]] = set()

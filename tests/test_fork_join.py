@@ -17,7 +17,7 @@ import time
 import pytest
 
 import serq
-from serq.core.errors import SimulationError
+from serq.core.errors import SerqError, SimulationError
 from serq.frontend import load
 from serq.report.json_report import to_dict
 
@@ -195,6 +195,42 @@ def test_a_leg_starts_behind_the_ready_sessions():
 @pytest.mark.oracle
 def test_ordering_against_reference():
     same_as_reference(ORDER, "0.1.3")
+
+
+# a leg's runs on a step engine: no hold has admitted the leg, so they sort
+# after every admitted owner's (Part 04 §5), though its session was admitted
+# (found by the differential fuzzer, issue 22: generator seed 5016, where
+# the leg's prefill went ahead of admitted residents, the pool filled up and
+# the engine stopped with every resident stalled)
+LEG_ON_ENGINE = """
+stage E : step { budget 8; cost 1; }
+pool p { cap 10; }
+workload { arrive batch(2); session { turn; request; end; } }
+server {
+  hold p (1) { run E prefill (8); }
+  fork { run E prefill (8); observe leg = now; }
+  run E prefill (8);
+  observe own = now;
+  join;
+}
+run { horizon 20; }
+"""
+
+
+def test_a_legs_run_on_an_engine_sorts_after_admitted_owners():
+    rep = run(LEG_ON_ENGINE, horizon=20)
+    # pyserq 0.1.3, seed 1 (one 8-token prefill per iteration of 1 s): after
+    # session 0's hold (0-1), its own run (admission 1) ends at 2, session
+    # 1's prefill in its hold (admission 2) at 3, session 1's own run at 4,
+    # and the legs last, in the order they joined, at 5 and 6 (session 0's
+    # leg used to go with its session's admission 1: own 2, 5; leg 3, 6)
+    assert samples(rep, "own") == [2.0, 4.0]
+    assert samples(rep, "leg") == [5.0, 6.0]
+
+
+@pytest.mark.oracle
+def test_a_legs_run_on_an_engine_against_reference():
+    same_as_reference(LEG_ON_ENGINE, "0.1.3", horizon=20)
 
 
 STREAMS = main("""
@@ -512,3 +548,32 @@ def test_push_example_keeps_the_pool_invariants():
     plain = to_dict(serq.run(load(PUSH, horizon=200, warmup=20)))
     checked.pop("events"), plain.pop("events")
     assert checked == plain
+
+
+# the stale-state lint (Part 03 §4.7) and legs: a leg works on a copy of the
+# attributes, so what it sets never reaches its session's holds; inside the
+# leg the lint applies (pyserq 0.1.3 accepts the first program and refuses
+# the second; found by the differential fuzzer, issue 22: generator seed 3414)
+STALE_IN_A_LEG = """
+stage s0 : ps(2);
+pool p1 {{ cap 4; }}
+workload {{ arrive batch(2); session {{ turn; request; end; }} }}
+server {{
+  fork {{ set x = est_lambda(s0) > 1 ? 0.5 : 1; run s0 (1); {inner} }}
+  join;
+  {outer}
+}}
+run {{ horizon 20; }}
+"""
+
+
+def test_a_legs_stale_set_does_not_reach_the_sessions_holds():
+    load(source=STALE_IN_A_LEG.format(inner="", outer="hold p1 (x + 1) { run s0 (1); }"))
+    with pytest.raises(SerqError, match="reads est_lambda"):
+        load(source=STALE_IN_A_LEG.format(inner="hold p1 (x + 1) { run s0 (1); }", outer=""))
+
+
+@pytest.mark.oracle
+def test_a_legs_stale_set_against_reference():
+    same_as_reference(STALE_IN_A_LEG.format(inner="", outer="hold p1 (x + 1) { run s0 (1); }"),
+                      "0.1.3", horizon=20)

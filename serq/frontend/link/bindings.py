@@ -117,11 +117,16 @@ class BindingPass:
         return S.SSet(b.name, b.value, b.pos, b.pos)
 
     # ---------------------------------------------------------------- lint
-    def stale(self, code: list) -> None:
+    def stale(self, code: list, stale: Optional[dict[str, str]] = None) -> dict[str, str]:
         """A `set x = …` reading live pool or stage state, followed (textually)
-        by a hold header that reads `x`, is a link error (§4.7)."""
-        stale: dict[str, str] = {}
-        for s in stmts_in(code):
+        by a hold header that reads `x`, is a link error (§4.7). A `fork`
+        leg works on a copy of the attributes: what it sets stays in the leg
+        (pyserq 0.1.3 reads it so). Returns the stale names after `code`."""
+        stale = dict(stale or {})
+        for s in code:
+            if isinstance(s, S.SFork):
+                self.stale(s.body, stale)  # the leg's own sets end with it
+                continue
             if isinstance(s, S.SSet):
                 call = first_call(s.value, STATE_FUNCTIONS)
                 if call is not None and s.name not in stale:
@@ -138,6 +143,11 @@ class BindingPass:
                         "which is read when the session is admitted", read.pos,
                         f"write `at admission ({x} = …)` if the admission value is what "
                         "you meant")
+            for attr in ("then", "other", "body"):
+                inner = getattr(s, attr, None)
+                if isinstance(inner, list):
+                    stale = self.stale(inner, stale)
+        return stale
 
 
 def prepare_holds(res: Resolver, init: list, turn: list,

@@ -175,7 +175,11 @@ class StepCompiler:
         if isinstance(st, ir.IServe):
             only = None if st.only is None else self._fn(SERVE, st.only, regs, "s")
             keys = self._keys(st.keys, regs)
-            return lambda stage, plan: stage.serve_pass(plan, only, keys)
+
+            def serve(stage: Any, plan: Any) -> None:
+                stage.serve_pass(plan, only, keys)
+                plan.stop = False  # a grower that preempted itself ended this statement (§9)
+            return serve
         if isinstance(st, ir.IAdmit):
             only = None if st.only is None else self._fn(SERVE, st.only, regs, "s")
             cond = None if st.cond is None else self._fn(PLAN, st.cond, regs)
@@ -247,12 +251,21 @@ def exclusive_body() -> Body:
     """`serve exclusive prefill` (Part 04 §8.4)."""
 
     def body(stage: Any, plan: Any) -> None:
-        prefill = next((j for j in stage.residents
-                        if j.mode == "prefill" and j.stall is None), None)
-        if prefill is not None:
+        selected = False
+        while True:
+            prefill = next((j for j in stage.residents
+                            if j.mode == "prefill" and j.stall is None), None)
+            if prefill is None:
+                break
+            selected = True
             plan.left = plan.budget
             stage.serve_one(prefill, plan)
-            return
+            if prefill.stall is None or plan.assign or plan.preempted or plan.stop:
+                return
+            # it stalled in its growth and gets nothing (§7 step 4): the
+            # next prefilling resident is the one selected (pyserq 0.1.3)
+        if selected:
+            return  # every prefill selected stalled: no decode batch now
         for job in list(stage.residents):
             if job.mode == "decode" and job in stage.residents and not plan.stop:
                 stage.serve_one(job, plan)

@@ -336,6 +336,11 @@ class Fifo(Stage):
         return total
 
 
+#: how close (relative) virtual time must be to a job's tag for an
+#: earlier calendar entry to complete it (`Ps._timer`)
+TAG_TOL = 1e-12
+
+
 class Ps(Stage):
     """`ps(φ)`: processor sharing at total rate φ(present).
 
@@ -423,9 +428,16 @@ class Ps(Stage):
 
     def _timer(self, ev: Event) -> None:
         self.sim.events += 1
-        if ev._value != self.gen:
-            return  # made obsolete by a change of the job set
         now = self.env._now
+        if ev._value != self.gen and (
+                not self.heap or self.heap[0][0] - self._vnow(now) > TAG_TOL * max(1.0, self.vtime)):
+            # an entry made before the last change of the job set does
+            # nothing, unless the first job's tag is reached now: then it is
+            # the completion of that job, in the entry's place on the calendar
+            # (two jobs that finish together, one of whose entries a newcomer
+            # replaced, both finish before an engine's attempt; pyserq 0.1.3,
+            # issue 22)
+            return
         self._advance(now)
         self._sync(now)
         tag, _seq, job = heappop(self.heap)

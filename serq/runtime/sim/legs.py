@@ -70,6 +70,10 @@ class Legs:
         leg.ended = False
         leg.at = at
         leg.tok = None  # its tokens are a sequence of their own (pyserq 0.1.3, 0.1.4)
+        # no hold has admitted the leg: its runs on a step stage sort after
+        # every admitted owner's, in the order they joined, until the leg's
+        # own hold admits it (Part 04 §5; pyserq 0.1.3 and 0.1.4, issue 22)
+        leg.adm_seq = 0
         sim = self.sim
         leg.rng = leg_stream(sim.seed, s.sid, s.forks, sim.scheme)
         s.forks += 1
