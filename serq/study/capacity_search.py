@@ -26,7 +26,9 @@ Method (docs/guide/capacity.md has the long form):
    its ends are the loads at which the interval on the SLO statistic just
    excludes the threshold. Replications are added to the pair — near the
    boundary, not far from it — until the interval is within the precision
-   (its width shrinks as 1/√m).
+   (its width shrinks as t(m−1)/√m). The pair keeps its replications while
+   the crossing stays near it; a new pair starts again from the locate
+   count.
 
 Coverage: at the true capacity the t-test rejects with probability 5 %, so
 the interval covers it in 95 % of searches, up to the bias of the SLO
