@@ -103,6 +103,8 @@ class ConfigCapacity:
     probes: list[dict] = field(default_factory=list)
     goodput_at: float = math.nan
     bracket: Optional[tuple] = None
+    #: The two probes the interval comes from (both ran seeds 0 … replications − 1).
+    pair: Optional[tuple] = None
 
     @classmethod
     def make(cls, config: dict, outcome: SearchOutcome, slos: Sequence[SLO],
@@ -131,7 +133,7 @@ class ConfigCapacity:
                    math.fsum(e for p in outcome.probes for e in p.events if math.isfinite(e)),
                    _mean(at.goodput) if at else math.nan,
                    _mean(at.throughput) if at else math.nan, cost, probes,
-                   at.x if at else math.nan, outcome.bracket)
+                   at.x if at else math.nan, outcome.bracket, outcome.pair)
 
     @property
     def relative_half_width(self) -> float:
@@ -153,7 +155,7 @@ class ConfigCapacity:
         d = {k: getattr(self, k) for k in ("config", "status", "low", "high", "estimate",
                                            "replications", "binding", "runs", "events",
                                            "goodput", "throughput", "goodput_at", "cost",
-                                           "bracket")}
+                                           "bracket", "pair")}
         d["relative_half_width"] = self.relative_half_width
         d["probes"] = self.probes
         return d

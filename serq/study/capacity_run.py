@@ -109,6 +109,7 @@ class Runner:
         if i != p.n:
             raise AssertionError(f"replication {i} of probe {p.x} out of order")
         err = _error(frame)
+        cells = _cells(frame)
         if err:
             if OVERLOAD_TEXT not in err:
                 raise RuntimeError(f"the run at {self.vary}={p.x!r}, seed "
@@ -117,16 +118,16 @@ class Runner:
             k = len(self.slos)
             p.values.append([math.nan] * k)
             p.margins.append([math.inf] * k)
-            p.events.append(_row(frame, "run", "run", "events"))
+            p.events.append(cells.get(("run", "run", "events"), math.nan))
             p.goodput.append(math.nan)
             p.throughput.append(math.nan)
             return
-        vals = [_row(frame, "slo", s.canonical, "value") for s in self.slos]
+        vals = [cells.get(("slo", s.canonical, "value"), math.nan) for s in self.slos]
         p.values.append(vals)
         p.margins.append([s.margin(v) for s, v in zip(self.slos, vals)])
-        p.events.append(_row(frame, "run", "run", "events"))
-        p.goodput.append(_row(frame, "capacity", "goodput", "value"))
-        p.throughput.append(_row(frame, "capacity", "throughput", "value"))
+        p.events.append(cells.get(("run", "run", "events"), math.nan))
+        p.goodput.append(cells.get(("capacity", "goodput", "value"), math.nan))
+        p.throughput.append(cells.get(("capacity", "throughput", "value"), math.nan))
 
 
 def _error(frame: Any) -> Optional[str]:
@@ -134,10 +135,12 @@ def _error(frame: Any) -> Optional[str]:
     return errs[0] if errs else None
 
 
-def _row(frame: Any, section: str, name: str, stat: str) -> float:
-    sel = frame[(frame["section"] == section) & (frame["name"] == name)
-                & (frame["statistic"] == stat)]
-    return float(sel["value"].iloc[0]) if len(sel) else math.nan
+def _cells(frame: Any) -> dict[tuple[str, str, str], float]:
+    """A run frame's values by (section, name, statistic), the first of each."""
+    cells: dict[tuple[str, str, str], float] = {}
+    for key in zip(frame["section"], frame["name"], frame["statistic"], frame["value"]):
+        cells.setdefault(key[:3], float(key[3]))
+    return cells
 
 
 def capacity(program: Any = None, vary: Optional[str] = None,

@@ -26,7 +26,9 @@ Method (docs/guide/capacity.md has the long form):
    its ends are the loads at which the interval on the SLO statistic just
    excludes the threshold. Replications are added to the pair — near the
    boundary, not far from it — until the interval is within the precision
-   (its width shrinks as 1/√m).
+   (its width shrinks as t(m−1)/√m). The pair keeps its replications while
+   the crossing stays near it; a new pair starts again from the locate
+   count.
 
 Coverage: at the true capacity the t-test rejects with probability 5 %, so
 the interval covers it in 95 % of searches, up to the bias of the SLO
@@ -199,22 +201,29 @@ class Search:
                  and p.interval(k).mean < 0]
         return (below[-1], upper) if below else None
 
-    def _fit(self) -> Optional[tuple[float, float, Probe, Probe]]:
+    def _fit(self, pair: Optional[tuple[Probe, Probe]] = None
+             ) -> Optional[tuple[float, float, Probe, Probe]]:
         """The binding SLO's crossing: (x by linear interpolation of the mean
         margin, the replications' spread over the slope — the interval's
-        half-width in x is t·that/√n —, the probes below and above it)."""
+        half-width in x is t·that/√n —, the probes below and above it).
+        With `pair`, the line through those two probes for every SLO."""
         best = None
         for k in range(self.nslo):
-            pair = self._crossing(k)
             if pair is None:
-                continue
-            a, b = pair
+                around = self._crossing(k)
+                if around is None:
+                    continue
+            else:
+                around = pair
+            a, b = around
             ia = a.interval(k)
             if b.overloaded:
                 fit = (math.sqrt(a.x * b.x), math.nan, a, b)
             else:
                 ib = b.interval(k)
                 slope = (ib.mean - ia.mean) / (b.x - a.x)
+                if pair is not None and not slope > 0:
+                    continue  # this SLO does not tighten across the pair
                 c = a.x - ia.mean / slope
                 fit = (c, _spread(ia, ib, a.x, b.x, c) / slope, a, b)
             if best is None or fit[0] < best[0]:
@@ -242,22 +251,26 @@ class Search:
             return self._outcome("unbounded", last, math.inf, 0, None)
         if lo is None:
             return self._outcome("none", 0.0, last, 0, None)
-        m = 2 * self.first
+        m = located = 2 * self.first  # replications for precision; at a new pair
+        held: Optional[tuple[Probe, Probe]] = None  # the pair replications go to
         for _ in range(MAX_ITERATIONS):
-            fit = self._fit()
+            fit = self._fit(held) if held is not None else None
+            if fit is None or not self._local(fit):
+                held, fit = None, self._fit()
             if fit is None:
                 break
             c, unit, a, b = fit
-            window = min(LOCAL * self.precision, WIDEST) * c
-            if b.overloaded or not math.isfinite(unit) or b.x - a.x > window \
-                    or not a.x - window / 2 <= c <= b.x + window / 2:
+            window = self._window(c)
+            if not self._local(fit):
                 # locate: a pair of probes around the interpolated crossing
                 w = min(self.precision, WIDEST / LOCAL) * c
                 pair = [_tidy(max(c - w, a.x + 0.05 * (b.x - a.x))),
                         _tidy(min(c + w, b.x - 0.05 * (b.x - a.x)))]
-                self._ensure([(x, m) for x in pair])
+                self._ensure([(x, located) for x in pair])
                 continue
-            m = self._choose_m(unit, c, max(m, min(a.n, b.n)))
+            fresh = held is None or held[0] is not a or held[1] is not b
+            held = (a, b)  # kept while the crossing stays near it
+            m = self._choose_m(unit, c, max(located if fresh else m, min(a.n, b.n)))
             self._ensure([(a.x, m), (b.x, m)])
             ends = fieller(a, b, m, reach=max(b.x - a.x, 2 * window))
             if ends is not None:
@@ -270,17 +283,36 @@ class Search:
                 break
             if ends is None:
                 m = min(self.most, 2 * m)  # the ends lie far out: more seeds
-            else:  # the width shrinks as 1/√m
-                rel = (ends[1] - ends[0]) / (ends[1] + ends[0])
-                m = min(self.most, max(m + 1, math.ceil(m * (rel / (AIM * self.precision))
-                                                       ** 2)))
+            else:
+                m = self._grow(m, (ends[1] - ends[0]) / (ends[1] + ends[0]))
         return self._outcome("imprecise", lo, hi, self.first, None)
+
+    def _window(self, c: float) -> float:
+        """How wide the pair may be around a crossing at `c`."""
+        return min(LOCAL * self.precision, WIDEST) * c
+
+    def _local(self, fit: tuple[float, float, Probe, Probe]) -> bool:
+        """Whether the fit's pair is narrow and near its crossing (replications
+        for precision go to it), else a new pair must be placed."""
+        c, unit, a, b = fit
+        window = self._window(c)
+        return not b.overloaded and math.isfinite(unit) and b.x - a.x <= window \
+            and a.x - window / 2 <= c <= b.x + window / 2
+
+    def _grow(self, m: int, rel: float) -> int:
+        """The replications at which an interval of relative half-width `rel`
+        on `m` seeds shrinks to the aim: the width goes as t(n−1)/√n."""
+        goal, t_m = AIM * self.precision, t_quantile(m - 1)
+        n = m + 1
+        while n < self.most and rel * t_quantile(n - 1) / t_m * math.sqrt(m / n) > goal:
+            n += 1
+        return min(self.most, n)
 
     def _outcome(self, status: str, low: float, high: float, m: int, k: Optional[int],
                  pair: Optional[tuple[Probe, Probe]] = None) -> SearchOutcome:
         est = math.nan
         if status in ("found", "imprecise"):
-            fit = self._fit()
+            fit = self._fit(pair) if pair is not None else self._fit()
             est = fit[0] if fit is not None else 0.5 * (low + high)
             est = min(max(est, low), high)
         probes = sorted(self.probes.values(), key=lambda p: p.x)

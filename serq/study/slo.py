@@ -268,18 +268,22 @@ def slo_rows(report: Any, slos: Sequence[SLO]) -> list[tuple[str, str, str, floa
     sample in any SLO's series)."""
     import numpy as np
     rows = []
-    met: dict[tuple[int, int], bool] = {}
+    keys, oks = [], []
     for slo in slos:
         s = find_series(report, slo)
         vals = np.asarray(s.values, dtype=float)
         rows.append(("slo", slo.canonical, "value", float(slo.value(s.values))))
         # a mean bounds no single request: every request meets it
-        ok = slo.meets(vals) if slo.kind != "mean" else np.ones(len(vals), dtype=bool)
-        for sess, turn, good in zip(s.sessions, s.turns, ok.tolist()):
-            key = (int(sess), int(turn))
-            met[key] = met.get(key, True) and bool(good)
+        oks.append(slo.meets(vals) if slo.kind != "mean" else np.ones(len(vals), dtype=bool))
+        keys.append(np.column_stack([np.asarray(s.sessions, dtype=np.int64),
+                                     np.asarray(s.turns, dtype=np.int64)]).reshape(-1, 2))
+    # a request (session, turn) is good when every sample of it met its SLO
+    requests, which = np.unique(np.concatenate(keys), axis=0, return_inverse=True)
+    missed = np.zeros(len(requests), dtype=bool)
+    np.logical_or.at(missed, which.reshape(-1), ~np.concatenate(oks))
     span = max(report.end - report.warmup, 0.0)
     rate = (lambda n: n / span) if span > 0 else (lambda n: math.nan)
-    rows.append(("capacity", "goodput", "value", rate(sum(met.values()))))
-    rows.append(("capacity", "throughput", "value", rate(len(met))))
+    rows.append(("capacity", "goodput", "value",
+                 rate(int(len(requests) - np.count_nonzero(missed)))))
+    rows.append(("capacity", "throughput", "value", rate(len(requests))))
     return rows
