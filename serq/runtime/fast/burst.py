@@ -37,7 +37,8 @@ from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from .closed import EPS, ClosedRuns, _attention, _needs_block
+from ...core.tolerance import TOL
+from .closed import ClosedRuns, _attention, _needs_block
 from ..kernel.instant import CALENDAR
 from .leapfrog import leapfrog
 
@@ -232,7 +233,7 @@ class Burst(ClosedRuns):
             run = self._run_of(assign, tokens, float(dec), prefilled, attention)
         cls, pairs, grows, sessions, moving, regrow = run
         for job, t in pairs:
-            if job.remaining - t <= EPS:  # a run finishes: `_finish` in full
+            if job.remaining - t <= TOL:  # a run finishes: `_finish` in full
                 self._finish()
                 return 0 if self._quiet() else -1
         sim = self.sim
@@ -250,7 +251,7 @@ class Burst(ClosedRuns):
         finishing = False
         for job, t in pairs:
             rem = job.remaining = job.remaining - t
-            if rem - t <= EPS:
+            if rem - t <= TOL:
                 finishing = True
         if sessions:
             decode = sim.tokens.decode

@@ -30,12 +30,11 @@ import math
 from typing import Callable, Optional
 
 from ...stats.summary import sum_in_order
-from ..resources.holds import TOL
+from ...core.tolerance import TOL
 from ..resources.decision import overridden
 from ..resources.engine import share
 from ..resources.pools import Pool
 
-EPS = 1e-9
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
 STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
 STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
@@ -97,7 +96,7 @@ def _room(pairs: list, grows: list) -> float:
     a hold needs a block (at most `STRETCH_MAX`)."""
     room = STRETCH_MAX
     for job, t in pairs:
-        n_left = (job.remaining - EPS) / t
+        n_left = (job.remaining - TOL) / t
         if n_left < room:
             room = n_left
     for frame, fk, t in grows:
@@ -127,7 +126,7 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     taking 1.0 from such a float leaves a float; adding 1.0 to a whole number
     gives one, and to a fraction whose sum keeps its exponent gives the
     exact sum. So after j steps a run holds exactly `r - j`: it finishes
-    after the first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found
+    after the first j with `(r - j) - 1.0 <= TOL` (the loop's own test, found
     from r - 1 and checked as the loop computes it), and a hold at position
     p of a grows after the first j with `(p + j) + 1.0 - a > TOL` (a - p
     when both are whole)."""
@@ -147,9 +146,9 @@ def _run_steps(pairs: list) -> Optional[int]:
             steps = int(r) - 1  # r - j is exact: it finishes at r - j = 1
         else:
             steps = max(int(r - 1.0), 1)
-            while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
+            while steps > 1 and (r - (steps - 1)) - 1.0 <= TOL:
                 steps -= 1
-            while not (r - steps) - 1.0 <= EPS:
+            while not (r - steps) - 1.0 <= TOL:
                 steps += 1
         if k is None or steps < k:
             k = steps
@@ -337,7 +336,7 @@ class ClosedRuns:
         span = (q0 if q0 < limit else limit) - now
         M = int(min(span / cost, STRETCH_MAX)) + 2
         for job, t, _k in assign:
-            n_left = (job.remaining - EPS) / t + 2
+            n_left = (job.remaining - TOL) / t + 2
             if n_left < M:
                 M = int(n_left)
         for frame, fk, t in grows:
@@ -356,7 +355,7 @@ class ClosedRuns:
         rems[0] = [job.remaining for job, _t, _k in assign]
         rems[1:] = ts
         rems = np.subtract.accumulate(rems, axis=0)
-        ok[1:] &= ((rems[1:M] - ts) > EPS).all(axis=1)
+        ok[1:] &= ((rems[1:M] - ts) > TOL).all(axis=1)
         if grows:
             gts = np.array([t for _f, _fk, t in grows])
             pos = np.empty((M + 1, len(grows)))
@@ -443,7 +442,7 @@ class ClosedRuns:
                         frame.pos[fk] += fm
                         frame.grown = True
                     for job, t in pairs:
-                        if job.remaining - t <= EPS:
+                        if job.remaining - t <= TOL:
                             regrow = None
                 k += m
                 if rsteps is not None:
@@ -487,7 +486,7 @@ class ClosedRuns:
             finishing = False
             for job, t in pairs:
                 rem = job.remaining = job.remaining - t
-                if rem - t <= EPS:
+                if rem - t <= TOL:
                     finishing = True
             if finishing:
                 break
@@ -593,7 +592,7 @@ class ClosedRuns:
             cls, pairs, grows, sessions, moving, regrow = run
             finishing = False
             for job, t in pairs:
-                if job.remaining - t <= EPS:
+                if job.remaining - t <= TOL:
                     finishing = True
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
@@ -671,7 +670,7 @@ class ClosedRuns:
                             stretch = room >= STRETCH_MIN
                             quick = not stretch
                         for job, t in pairs:
-                            if job.remaining - t <= EPS:
+                            if job.remaining - t <= TOL:
                                 finishing = True
                         continue
                     # `_launch` at `now`
@@ -705,7 +704,7 @@ class ClosedRuns:
                     env._now = now = end
                     for job, t in pairs:
                         rem = job.remaining = job.remaining - t
-                        if rem - t <= EPS:
+                        if rem - t <= TOL:
                             finishing = True
                     if sessions:
                         times.append(end)

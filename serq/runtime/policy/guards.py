@@ -41,7 +41,8 @@ from ...core import ir
 from ...core.errors import PolicyError, SerqError, SimulationError, UsageError, shortest
 from ..resources.decision import overridden as decides
 from ..resources.engine import StepStage
-from ..resources.pools import TOL, CacheEntry, Pool
+from ...core.tolerance import TOL
+from ..resources.pools import CacheEntry, Pool
 from ..resources.stages import Fifo, Ps
 from ..watch.watchdog import STOPS
 from . import classes

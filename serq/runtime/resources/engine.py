@@ -21,11 +21,9 @@ from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
 from ..kernel.instant import CALENDAR, READY, Instant, timer_event
 from ...core.numeric import seq_sum
+from ...core.tolerance import TOL
 from .decision import decision, overridden
-from .holds import TOL
 from .stages import Job, Stage
-
-EPS = 1e-9
 
 
 def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
@@ -493,7 +491,7 @@ class StepStage(Stage):
                     if decode is None:
                         decode = sim.tokens.decode
                     decode(s, self, now)
-            if rem <= EPS:
+            if rem <= TOL:
                 if done is None:
                     done = [job]
                 else:

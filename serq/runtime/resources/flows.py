@@ -17,7 +17,9 @@ from ...core.numeric import seq_sum
 from ..kernel.instant import CALENDAR, fire
 from .stages import Job, Stage
 
-EPS = 1e-12
+#: a stage is full once its residual rate is at most this share of its `phi`
+#: (a relative round-off bound of the water-filling, not a tolerance of the spec)
+FULL_SHARE = 1e-12
 
 
 class SharedStage(Stage):
@@ -155,7 +157,7 @@ class FlowNetwork:
             full = set()
             for st, c in counts.items():
                 residual[st] -= inc * c
-                if residual[st] <= EPS * st.phi:
+                if residual[st] <= FULL_SHARE * st.phi:
                     full.add(st)
             unfrozen = [f for f in unfrozen if not any(st in full for st in f.stages)]
 

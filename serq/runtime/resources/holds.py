@@ -19,7 +19,8 @@ from simpy.events import Event
 
 from ...core.errors import SimulationError, amount_error, shortest
 from ..kernel.instant import READY, fire, timer
-from .pools import TOL, CacheEntry, Pool
+from ...core.tolerance import TOL
+from .pools import CacheEntry, Pool
 
 Fn = Callable[..., Any]
 

@@ -26,9 +26,8 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from ...core.errors import SimulationError, shortest
+from ...core.tolerance import TOL
 from .decision import decision, overridden
-
-TOL = 1e-9  # capacity tolerance (Part 03 conventions)
 
 
 class CacheEntry:
