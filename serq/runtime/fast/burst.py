@@ -38,6 +38,7 @@ from heapq import heappop, heappush
 from simpy.events import Event
 
 from ...core.tolerance import TOL
+from .plan import KeptPlan
 from .closed import ClosedRuns, _attention, _needs_block
 from ..kernel.instant import CALENDAR
 from .leapfrog import leapfrog
@@ -197,7 +198,7 @@ class Burst(ClosedRuns):
                     sim.record_gauges(env._now)
                 env._now = t
                 kept = st.kept
-                if kept is not None and kept[0] == st._plan_stamp():
+                if kept is not None and kept.stamp == st._plan_stamp():
                     step = st._relay_kept(kept)
                     if step < 0:
                         return
@@ -218,7 +219,7 @@ class Burst(ClosedRuns):
             self.end_on_calendar(running[0], self.inline_end)
 
     # -- a kept plan going on after a relay --------------------------------------------------
-    def _relay_kept(self, kept: tuple) -> int:
+    def _relay_kept(self, kept: KeptPlan) -> int:
         """The end of an iteration of a closed run whose plan is kept (nothing
         but engines' iterations happened since its launch), at the current
         time: what `_finish`, `_quiet` and `_closed` do, in their order, with
@@ -270,8 +271,8 @@ class Burst(ClosedRuns):
         self.dirty = False
         spec = self.spec
         if finishing or spec.serve_varies or not self.closed_ok or self.queue_waiting():
-            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
-                         run, False)
+            self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                                 cost, run, False)
             return 0
         if moving:
             attention = _attention(assign)
@@ -279,8 +280,8 @@ class Burst(ClosedRuns):
             if regrow is not None:
                 regrow.attention = attention
             if regrow is None or regrow() is None:  # (nothing allocated)
-                self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
-                             cost, run, False)
+                self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd,
+                                     kvp, cost, run, False)
                 return 0
             r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
             regrow.cost = None
@@ -293,8 +294,8 @@ class Burst(ClosedRuns):
         q = env._queue
         if not ((q and q[0][0] <= end) or end > sim.horizon or sim.drained is not None):
             # it ends before anything else: `_closed` runs on inline from here
-            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
-                         run, True)
+            self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                                 cost, run, True)
             return 0
         # `_launch_kept`: the next iteration, its end on the calendar, its plan kept
         self.last_void = False
@@ -313,8 +314,8 @@ class Burst(ClosedRuns):
         ev.callbacks = self._end_cbs
         heappush(q, (end, CALENDAR, next(env._eid), ev))
         self.running = (assign, ev)
-        self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run,
-                     False)
+        self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
+                             run, False)
         return 1
 
 

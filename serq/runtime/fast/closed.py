@@ -34,6 +34,7 @@ from ...core.tolerance import TOL
 from ..resources.decision import overridden
 from ..resources.engine import share
 from ..resources.pools import Pool
+from .plan import ClosedRun, KeptPlan
 
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
 STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
@@ -553,7 +554,7 @@ class ClosedRuns:
         keepable = not varies and not spec.grow_moves
         now = env._now
         self._advance(now)  # as `_launch` does first
-        if kept is not None and kept[0] != self._plan_stamp():
+        if kept is not None and kept.stamp != self._plan_stamp():
             kept = None  # something else happened since it was launched
         while True:
             if kept is None:
@@ -725,17 +726,17 @@ class ClosedRuns:
 
     def _launch_kept(self, assign: list, tokens: float, dec: int, prefilled: float, r: float,
                      kvd: float, kvp: float, attention: float, cost: float,
-                     run: Optional[tuple], keep: bool) -> None:
+                     run: Optional[ClosedRun], keep: bool) -> None:
         """Launch an iteration of a closed run and, when `keep`, keep its plan
         and `run` (`_run_of`; None: not made yet) for when it ends."""
         self.last_void = False
         self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
         if keep:
-            self.kept = (self._plan_stamp(), assign, tokens, dec, prefilled, attention, r, kvd, kvp,
-                         cost, run, False)
+            self.kept = KeptPlan(self._plan_stamp(), assign, tokens, dec, prefilled, attention,
+                                 r, kvd, kvp, cost, run, False)
 
     def _run_of(self, assign: list, tokens: float, fdec: float, prefilled: float,
-                attention: float) -> tuple:
+                attention: float) -> ClosedRun:
         """What a closed run needs of a plan, in one pass over it: its class
         (prefill only, decode only, mixed), the runs with their tokens, the
         growing holds, the decoding sessions, whether a prefill moves a hold
@@ -759,4 +760,4 @@ class ClosedRuns:
                     sessions.append(s)
         regrow = None if self.spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
                                                           attention)
-        return cls, pairs, grows, sessions, moving, regrow
+        return ClosedRun(cls, pairs, grows, sessions, moving, regrow)

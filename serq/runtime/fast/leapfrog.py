@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .closed import _hold_steps, _needs_block, _run_steps
 from ..kernel.instant import CALENDAR
+from .plan import KeptPlan
 
 if TYPE_CHECKING:
     from ..resources.engine import StepStage
@@ -46,8 +47,8 @@ def _may_go_on(st: "StepStage") -> bool:
     followed (`_plan_stamp`), whose checks `_relay_kept` has not done already
     (`ready`), and whose run `_side` has not refused (`unplain`)."""
     kept = st.kept
-    return kept is not None and kept[0] == st._plan_stamp() and not kept[11] and \
-        (kept[10] is None or kept[10] is not st.unplain)
+    return kept is not None and kept.stamp == st._plan_stamp() and not kept.ready and \
+        (kept.run is None or kept.run is not st.unplain)
 
 
 def _side(st: "StepStage") -> Optional[list]:
@@ -59,10 +60,11 @@ def _side(st: "StepStage") -> Optional[list]:
 def _plain_side(st: "StepStage") -> Optional[list]:
     """`_side` of an engine that `_may_go_on` (asked already)."""
     kept = st.kept
-    run = kept[10]
+    run = kept.run
     if run is None:  # (a plan's first launch: its run is made when it goes on)
-        run = st._run_of(kept[1], kept[2], float(kept[3]), kept[4], kept[5])
-        kept = st.kept = kept[:10] + (run, False)
+        run = st._run_of(kept.assign, kept.tokens, float(kept.dec), kept.prefilled,
+                         kept.attention)
+        kept = st.kept = kept._replace(run=run, ready=False)
     _cls, pairs, grows, sessions, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
@@ -87,7 +89,8 @@ def _plain_side(st: "StepStage") -> Optional[list]:
         if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
                 (tok.active and not tok.request.count):
             return None
-    return [st, kept[9], kept[2], kept[3], run[0], [], blocks, 0, 0.0, None, rs - 1, 0, kept]
+    return [st, kept.cost, kept.tokens, kept.dec, run.cls, [], blocks, 0, 0.0, None, rs - 1, 0,
+            kept]
 
 
 # the fields of a side: the engine, its plan's cost, tokens, decoders and class,
@@ -106,13 +109,13 @@ def _move(side: list) -> None:
     n = side[ENDS]
     if n:
         fn = float(n)
-        for job, _t in run[1]:
+        for job, _t in run.pairs:
             job.remaining = job.remaining - fn
         side[ENDS] = 0
     n = side[LAUNCHES]
     if n:
         fn = float(n)
-        for frame, fk, _t in run[2]:
+        for frame, fk, _t in run.grows:
             frame.pos[fk] += fn
             frame.grown = True
         side[LAUNCHES] = 0
@@ -252,23 +255,23 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             _move(x)
             env._now = tx
             kept = x[KEPT]
-            regrow = kept[10][5]
-            regrow.attention = kept[5]
+            regrow = kept.run.regrow
+            regrow.attention = kept.attention
             cost = regrow()
             if cost is None:  # it does not fit: `_closed` plans again
                 launched = False
                 break
             regrow.cost = None
-            kept = x[KEPT] = st.kept = kept[:6] + (regrow.r, regrow.kvd, regrow.kvp, cost) \
-                + kept[10:]
+            kept = x[KEPT] = st.kept = KeptPlan(*kept[:6], regrow.r, regrow.kvd, regrow.kvp,
+                                                  cost, *kept[10:])
             x[COST] = cost
             ex = tx + cost
             if not (ex >= stop or ex > horizon):
                 # it ends first: `_closed` runs it inline, its cost known
-                st.kept = kept[:11] + (True,)
+                st.kept = kept._replace(ready=True)
                 launched = False
                 break
-            blocks = _hold_steps(kept[10][2], x[RUNS] + 1)
+            blocks = _hold_steps(kept.run.grows, x[RUNS] + 1)
             # (None: the positions leave the binade; it stops at its next end)
             x[BLOCKS] = blocks - 1 if blocks is not None else 0
             if blocks is None:

@@ -102,7 +102,7 @@ class StepStage(Stage):
         self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
-        self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
+        self.kept: Optional[tuple] = None  # `fast.plan.KeptPlan`, a closed run's iteration
         # what changed this engine's residents (`ClosedRuns._plan_stamp`)
         self.own_stamp = 0
         self.own_plans = False  # kept plans are checked against `own_stamp` (`allow_burst`)
