@@ -332,7 +332,7 @@ def bare_pool(cap, block=None, evict_keys=None):
     from serq.runtime.compile.poolspec import PoolSpec
     from serq.runtime.resources.pools import Pool
 
-    sim = SimpleNamespace(env=SimpleNamespace(_now=0.0), warmup=0.0, pool_list=[], stamp=0)
+    sim = SimpleNamespace(env=SimpleNamespace(now=0.0), warmup=0.0, pool_list=[], stamp=0)
     spec = PoolSpec(cap=cap, block=block, queue_keys=None, evict_keys=evict_keys,
                     preempt="none", preempt_keys=lambda *a: (), requeue="head",
                     reserve_held=False, admit_via=None, spill=None)

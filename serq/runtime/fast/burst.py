@@ -71,8 +71,8 @@ class Burst(ClosedRuns):
         """Whether the event loop, after this event, would only settle this
         stage: nothing else is due now, no pool pass could act, no other
         engine is idle with work, and this one has work."""
-        q = self.env._queue
-        if q and q[0][0] == self.env._now:
+        q = self.env.queue
+        if q and q[0][0] == self.env.now:
             return False
         if len(self.instant.dirty) != 1 or not (self.residents or self.queue_waiting()):
             return False
@@ -140,7 +140,7 @@ class Burst(ClosedRuns):
         an iteration end that is not quiet (the loop does that work at the
         current time)."""
         env = self.env
-        q = env._queue
+        q = env.queue
         instant = self.instant
         sim = self.sim
         horizon = sim.horizon
@@ -194,9 +194,9 @@ class Burst(ClosedRuns):
                     heappop(q)
                     t = top[0]
                     ev.callbacks = None
-                if gauges and t != env._now:
-                    sim.record_gauges(env._now)
-                env._now = t
+                if gauges and t != env.now:
+                    sim.record_gauges(env.now)
+                env.now = t
                 kept = st.kept
                 if kept is not None and kept.stamp == st._plan_stamp():
                     step = st._relay_kept(kept)
@@ -239,7 +239,7 @@ class Burst(ClosedRuns):
                 return 0 if self._quiet() else -1
         sim = self.sim
         env = self.env
-        now = env._now
+        now = env.now
         # `_finish`
         sim.events += 1
         if now - self.t_last:
@@ -291,7 +291,7 @@ class Burst(ClosedRuns):
             if not cost > 0.0:
                 cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
         end = now + cost
-        q = env._queue
+        q = env.queue
         if not ((q and q[0][0] <= end) or end > sim.horizon or sim.drained is not None):
             # it ends before anything else: `_closed` runs on inline from here
             self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
@@ -312,7 +312,7 @@ class Burst(ClosedRuns):
         self.served_tokens += tokens
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        heappush(q, (end, CALENDAR, next(env._eid), ev))
+        heappush(q, (end, CALENDAR, next(env.eids), ev))
         self.running = (assign, ev)
         self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
                              run, False)

@@ -329,8 +329,8 @@ class ClosedRuns:
         next entry, no run finishes in it, its blocks are allocated)."""
         import numpy as np  # (only long stretches need it; loaded once)
         env = self.env
-        now = env._now
-        q = env._queue
+        now = env.now
+        q = env.queue
         sim = self.sim
         limit = sim.horizon
         q0 = q[0][0] if q else math.inf
@@ -392,7 +392,7 @@ class ClosedRuns:
                         if job.mode == "decode" and job.session is not None]
             if sessions:
                 sim.tokens.decode_run(sessions, self, tail[:m].tolist())
-        env._now = end
+        env.now = end
         return m
 
     def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
@@ -410,7 +410,7 @@ class ClosedRuns:
         (`_whole_steps`) they are moved once at the end of each stretch
         between blocks, by the number of iterations run."""
         sim = self.sim
-        q = self.env._queue
+        q = self.env.queue
         q0 = q[0][0] if q else math.inf
         horizon = sim.horizon
         # an iteration is due (`_closed` launches it) when it ends at or after
@@ -451,7 +451,7 @@ class ClosedRuns:
                 m = 0
                 if regrow is None:
                     break
-                self.env._now = now
+                self.env.now = now
                 cost = regrow()
                 if cost is None:
                     break
@@ -510,7 +510,7 @@ class ClosedRuns:
         self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
         self.cls_time[cls] = in_cls
         self.t_last = t_last
-        self.env._now = now
+        self.env.now = now
         return now, due
 
     def _closed(self) -> bool:
@@ -540,7 +540,7 @@ class ClosedRuns:
             return False
         spec = self.spec
         env = self.env
-        q = env._queue
+        q = env.queue
         sim = self.sim
         horizon = sim.horizon
         warmup = self.warmup
@@ -552,7 +552,7 @@ class ClosedRuns:
         varies = spec.serve_varies
         # a plan is kept when only its own growth and iterations change it
         keepable = not varies and not spec.grow_moves
-        now = env._now
+        now = env.now
         self._advance(now)  # as `_launch` does first
         if kept is not None and kept.stamp != self._plan_stamp():
             kept = None  # something else happened since it was launched
@@ -665,7 +665,7 @@ class ClosedRuns:
                     elif stretch:
                         m = self._stretch(assign, grows, tokens, dec, cls, cost)
                     if m:
-                        now = env._now
+                        now = env.now
                         if stretch:
                             room -= m
                             stretch = room >= STRETCH_MIN
@@ -702,7 +702,7 @@ class ClosedRuns:
                         cls_time[cls] += dt
                         self.int_decodes += dec * dt
                         self.t_last = end
-                    env._now = now = end
+                    env.now = now = end
                     for job, t in pairs:
                         rem = job.remaining = job.remaining - t
                         if rem - t <= TOL:

@@ -13,7 +13,7 @@ relay and comes strictly before anything else:
 
 * the sums are added at each end in the relay's order (each engine's own
   sums; the interleaving is the calendar's, as before);
-* each launch takes the calendar sequence number (`env._eid`) it would have
+* each launch takes the calendar sequence number (`env.eids`) it would have
   taken, so the entries it leaves behind are the relay's;
 * the runs' remaining tokens and the holds' positions move when needed, by
   whole tokens (exact: `closed._whole_steps`), and the decode tokens are
@@ -176,7 +176,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     from its kept plan)."""
     sim = b.sim
     env = b.env
-    q = env._queue
+    q = env.queue
     by_end = sim.engine_ends
     stamp = sim.stamp
     if not _may_go_on(b):  # (as `_side` would, before the calendar's walk)
@@ -226,7 +226,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             break
     stop = t2 if t2 < q0 else q0
     warmup = b.warmup
-    eids = env._eid
+    eids = env.eids
     handled = 0
     launched = True
     now = tx
@@ -253,7 +253,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             ex = tx + cost
         else:  # a hold needs a block: as the relay grows it
             _move(x)
-            env._now = tx
+            env.now = tx
             kept = x[KEPT]
             regrow = kept.run.regrow
             regrow.attention = kept.attention
@@ -322,7 +322,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             sim.tokens.decode_run(sessions, side[ST], side[TIMES])
         heappush(q, (side[END], CALENDAR, side[EID], side[ST]._end_ev))
     sim.events += handled
-    env._now = now
+    env.now = now
     return x[ST], launched
 
 

@@ -262,7 +262,7 @@ def _error(obj: Any, method: str, what: str, rule: str) -> PolicyError:
     name = type(obj).__name__
     env = getattr(obj, "env", None)
     return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}",
-                       getattr(env, "_now", 0.0), help=f"the rule: {rule}", policy=name,
+                       getattr(env, "now", 0.0), help=f"the rule: {rule}", policy=name,
                        method=method, rule=rule)
 
 

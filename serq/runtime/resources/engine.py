@@ -13,12 +13,12 @@ subclass may override (checked by `guards.py` when it does).
 from __future__ import annotations
 
 import math
-from heapq import heappush
 from typing import Any, Callable, Optional, Sequence
 
 
 from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
+from ..kernel.calendar import schedule_at
 from ..kernel.instant import CALENDAR, READY, Instant, timer_event
 from ...core.numeric import seq_sum
 from ...core.tolerance import TOL
@@ -147,14 +147,14 @@ class StepStage(Stage):
         env = self.env
         self.sim.stamp += 1
         self.own_stamp += 1
-        self._advance(env._now)
+        self._advance(env.now)
         job = StepJob(env, session, work, self)
         job.mode = mode
         job.remaining = work
         job.growing = growing
         job.stall = None
         job.frame = None
-        job.joined = env._now
+        job.joined = env.now
         if mode == "prefill" and session is not None:
             self.sim.tokens.prefill_run(session, work)
         adm = session.adm_seq if session is not None and session.adm_seq else math.inf
@@ -173,7 +173,7 @@ class StepStage(Stage):
         """A resident leaves unfinished (its owner was preempted or ended)."""
         self.sim.stamp += 1
         self.own_stamp += 1
-        self._advance(self.env._now)
+        self._advance(self.env.now)
         if job in self.residents:
             self.residents.remove(job)
             self.n -= 1
@@ -406,7 +406,7 @@ class StepStage(Stage):
         the holds' positions, the statistics; its end is a calendar entry
         (or, in a burst, handled inline when nothing else comes first)."""
         env = self.env
-        now = env._now
+        now = env.now
         if cost is None:
             cost = self._checked_cost(self.spec.cost(
                 tokens, float(decoders), prefilled, res, kvd, kvp, attention, self.registers),
@@ -442,7 +442,7 @@ class StepStage(Stage):
         else:
             sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
         end = now + cost
-        q = env._queue
+        q = env.queue
         if self.bursting and (not q or q[0][0] > end) and end <= sim.horizon \
                 and sim.drained is None:
             self.running = (assign, None)  # `_burst` ends it at `end`
@@ -458,7 +458,7 @@ class StepStage(Stage):
         env = self.env
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        heappush(env._queue, (end, CALENDAR, next(env._eid), ev))
+        schedule_at(env, end, CALENDAR, ev)
         self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:
@@ -466,13 +466,13 @@ class StepStage(Stage):
         if not cost > 0 and tokens > 0 or cost != cost:
             raise SimulationError(
                 f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
-                "schedules tokens lasts a positive time", self.env._now)
+                "schedules tokens lasts a positive time", self.env.now)
         return cost if cost >= 0.0 else 0.0
 
     def _finish(self) -> None:
         sim = self.sim
         sim.events += 1
-        now = self.env._now
+        now = self.env.now
         if now - self.t_last:  # (else `_advance` has nothing to add)
             self._advance(now)
         assign = self.running[0]
@@ -505,8 +505,6 @@ class StepStage(Stage):
                 self._record(job, now)
                 if job.mode == "prefill" and job.session is not None:
                     sim.tokens.token(job.session, self, False, now)
-                job._ok = True
-                job._value = None
                 self.env.schedule(job, READY)
         instant = self.instant  # `instant.mark(self)`, its common case inline
         if not self.dirty:
