@@ -109,6 +109,7 @@ class StepStage(Stage):
         self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
+        self.paused = 0  # pauses in force (`pause`): no iteration starts while > 0
         # statistics
         self.iterations = 0
         self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed
@@ -366,9 +367,25 @@ class StepStage(Stage):
         """Without fast paths an engine never handles iterations itself."""
 
     def end_of_instant(self) -> None:
-        """The instant has settled: attempt an iteration if idle with work."""
-        if self.running is None and (self.residents or self.queue_waiting()):
+        """The instant has settled: attempt an iteration if idle with work
+        (and not paused)."""
+        if self.running is None and (self.residents or self.queue_waiting()) \
+                and not self.paused:
             self.attempt()
+
+    def pause(self) -> None:
+        """Start no iteration until as many `resume`s (a user process's
+        failure injector, docs/guide/simpy.md): the running iteration
+        finishes; nothing is preempted. The engine's fast paths are off from
+        now on (they would launch iterations without asking)."""
+        self.paused += 1
+        self.allow_burst(False)
+
+    def resume(self) -> None:
+        """End one `pause`; the last one lets the engine attempt at once."""
+        self.paused -= 1
+        if not self.paused:
+            self.instant.mark(self)
 
     def attempt(self) -> None:
         """Plan an iteration (§7); start it unless it schedules nothing."""
