@@ -10,7 +10,9 @@ tests/test_architecture.py). What it offers:
   event)` and `eids` the counter of their sequence numbers. The event loop
   and the fast paths (which replay entries without the loop) pop and push
   entries of `queue` in place, keeping the heap's order;
-* `schedule_at(env, t, priority, event)`: an entry at time `t`;
+* `schedule_at(env, t, priority, event)`: an entry at time `t` (the hottest
+  paths write it inline: `heappush(env.queue, (t, priority,
+  next(env.eids), event))`, the same entry without a call);
 * `trigger(env, event, priority, delay, value)`: a success at `now + delay`
   (the event's callbacks run when the loop reaches it);
 * `succeeded(event, value)`: mark an event a success without scheduling it

@@ -124,6 +124,9 @@ class SessionProcess:
                 self._target = event
                 return
 
+    #: `resume(event)`: go on with `event`'s value (the callback a fired event calls)
+    resume = _resume
+
     def ended(self, value: Any = None) -> None:
         """The generator returned `value`."""
         self._value = value

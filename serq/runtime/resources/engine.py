@@ -13,12 +13,12 @@ subclass may override (checked by `guards.py` when it does).
 from __future__ import annotations
 
 import math
+from heapq import heappush
 from typing import Any, Callable, Optional, Sequence
 
 
 from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
-from ..kernel.calendar import schedule_at
 from ..kernel.instant import CALENDAR, READY, Instant, timer_event
 from ...core.numeric import seq_sum
 from ...core.tolerance import TOL
@@ -475,7 +475,7 @@ class StepStage(Stage):
         env = self.env
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        schedule_at(env, end, CALENDAR, ev)
+        heappush(env.queue, (end, CALENDAR, next(env.eids), ev))  # schedule_at, inline
         self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:

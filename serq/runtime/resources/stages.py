@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from simpy.events import Event
 
-from ..kernel.calendar import Entry, fire_entry, schedule_at, trigger
+from ..kernel.calendar import Entry, fire_entry, trigger
 from ..kernel.instant import CALENDAR, Instant
 from .decision import decision
 from ...core.numeric import seq_sum
@@ -274,7 +274,7 @@ class Fifo(Stage):
             self.busy += 1
             if self.track_work:
                 self.in_service[job] = None
-            schedule_at(env, now + work, CALENDAR, job)
+            heappush(env.queue, (now + work, CALENDAR, next(env.eids), job))  # schedule_at
         else:
             self.waiting.append(job)
         return job
@@ -285,7 +285,7 @@ class Fifo(Stage):
         job.start = env.now
         if self.track_work:
             self.in_service[job] = None
-        schedule_at(env, env.now + job.work, CALENDAR, job)
+        heappush(env.queue, (env.now + job.work, CALENDAR, next(env.eids), job))  # schedule_at
 
     def _complete(self, job: Job) -> None:
         self.sim.events += 1

@@ -8,6 +8,7 @@ session is created. `batch` and `closed` create their sessions at start-up;
 from __future__ import annotations
 
 import math
+from heapq import heappush
 from typing import Any, Callable, Optional
 
 
@@ -63,7 +64,7 @@ class OpenArrivals(Entry):
             env = sim.env
             self.callbacks = self._callbacks
             gap = -math.log(1.0 - self.stream.uniform()) / self.rate
-            schedule_at(env, env.now + gap, CALENDAR, self)
+            heappush(env.queue, (env.now + gap, CALENDAR, next(env.eids), self))  # schedule_at
         else:
             self._schedule(self._gap())
         # in the plain loop no session is ready while a calendar entry is

@@ -36,7 +36,7 @@ from ..compile.poolspec import SpecCompiler, resolve_member
 from ..kernel.calendar import Calendar, handle, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
-from ..kernel.process import AnnouncedSessionProcess, SessionProcess
+from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from ..resources.stages import Delay, Fifo, Ps, Stage
 from ..watch.ticker import Ticker
@@ -453,7 +453,7 @@ class Simulation:
             s.rng = self.session_streams(sid)
         if start_now:
             s.proc = proc = SessionProcess.unstarted(self.env, body(s))
-            proc.start()
+            proc.resume(STARTED)  # proc.start(), inline
         else:
             s.proc = self.process_class(self.env, body(s))
 
