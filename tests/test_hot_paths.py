@@ -192,13 +192,14 @@ def test_whole_steps_match_the_loop():
     # the loop's value after every step j up to it
     from types import SimpleNamespace
 
-    from serq.runtime.fast.closed import EPS, _whole_steps
+    from serq.core.tolerance import TOL
+    from serq.runtime.fast.closed import _whole_steps
     rng = random.Random(11)
     values = [1.5, 2.0 + 1e-9, 2.0 + 2e-9, 3.0 - 1e-12, 1.0 + 2e-9, 2 ** 15 + 0.75, 17.25]
     values += [rng.uniform(1.0, 300.0) for _ in range(300)] + [rng.uniform(1.0, 3.0) for _ in range(300)]
     values += [float(n) for n in range(2, 400)]  # whole runs: the closed form int(r) - 1
     for r0 in values:
-        if not r0 - 1.0 > EPS:
+        if not r0 - 1.0 > TOL:
             continue  # `_quick` starts with runs that do not finish in the first step
         k = _whole_steps([(SimpleNamespace(remaining=r0), 1.0)], [])
         r, j = r0, 0
@@ -206,7 +207,7 @@ def test_whole_steps_match_the_loop():
             r -= 1.0
             j += 1
             assert r == r0 - float(j)
-            if r - 1.0 <= EPS:
+            if r - 1.0 <= TOL:
                 break
         assert k == j, r0
 
