@@ -20,8 +20,7 @@ tests/test_architecture.py). What it offers:
 * `handle(event)`: run an entry's callbacks, raise a failure no one defused
   (SimPy's `Environment.step` without the pop);
 * `run_until(env, horizon)`: handle entries up to `horizon`;
-* `schedule_first`, `entries_made`, `failed`: for the watchdog and the
-  seam's checks;
+* `schedule_first`, `entries_made`: for the watchdog;
 * `Entry`: the base of runtime objects that are their own calendar entry
   (a job, an arrival process): a success with no value; `fire_entry` runs
   its callbacks inline.
@@ -127,11 +126,6 @@ def schedule_first(env: Calendar, priority: int, event: Any) -> None:
     """An entry for `event` now, before every other entry of its priority
     at this time (sequence number -1: the watchdog's stop)."""
     heappush(env.queue, (env.now, priority, -1, event))
-
-
-def failed(event: Any) -> bool:
-    """Whether `event` failed and no one defused its error."""
-    return not event._ok and not hasattr(event, "_defused")
 
 
 class Entry:
