@@ -17,9 +17,8 @@ tests/test_architecture.py). What it offers:
   (the event's callbacks run when the loop reaches it);
 * `succeeded(event, value)`: mark an event a success without scheduling it
   (a calendar entry that is its own event, or one fired inline by `fire`);
-* `handle(event)`: run an entry's callbacks, raise a failure no one defused
-  (SimPy's `Environment.step` without the pop);
-* `run_until(env, horizon)`: handle entries up to `horizon`;
+* `run_until(env, horizon)`: handle entries up to `horizon`; `is_ok` and
+  `raise_failure` for a loop that runs an entry's callbacks itself;
 * `schedule_first`, `entries_made`: for the watchdog;
 * `Entry`: the base of runtime objects that are their own calendar entry
   (a job, an arrival process): a success with no value; `fire_entry` runs
@@ -28,6 +27,7 @@ tests/test_architecture.py). What it offers:
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from operator import attrgetter
 from typing import Any
 
 from simpy.core import Environment
@@ -88,13 +88,14 @@ def fire_entry(entry: Entry) -> None:
         cb(entry)
 
 
-def handle(event: Any) -> None:
-    """Run the callbacks of the entry `event` just taken from the calendar;
-    raise its error if it failed and no one defused it (SimPy's `step`)."""
-    callbacks, event.callbacks = event.callbacks, None
-    for callback in callbacks:
-        callback(event)
-    if not event._ok and not hasattr(event, "_defused"):
+#: `is_ok(event)`: whether a handled entry succeeded (a C-level read, for the
+#: event loop's every entry; `raise_failure` when it did not)
+is_ok = attrgetter("_ok")
+
+
+def raise_failure(event: Any) -> None:
+    """Raise the error of the failed entry `event` unless it was defused."""
+    if not hasattr(event, "_defused"):
         raise event._value
 
 

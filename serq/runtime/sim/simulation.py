@@ -33,7 +33,7 @@ from ..compile.schedule import StepCompiler
 from .tokens import TokenLog
 from ..resources.pools import Pool
 from ..compile.poolspec import SpecCompiler, resolve_member
-from ..kernel.calendar import Calendar, handle, run_until
+from ..kernel.calendar import Calendar, is_ok, raise_failure, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
 from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess
@@ -587,7 +587,11 @@ class Simulation:
             env.now = t
             self.stamp += 1  # (an engine's iteration end takes it back: `Burst._end`)
             event = item[3]
-            handle(event)
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not is_ok(event):
+                raise_failure(event)
             if instant.closed:  # an engine's burst ended with a settle
                 instant.closed = False
                 last = env.now
