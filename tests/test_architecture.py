@@ -128,3 +128,83 @@ def test_lint_imports_passes_and_fails_on_a_planted_violation(tmp_path):
                          env=env)
     assert bad.returncode != 0
     assert "serq.runtime.resources.stages -> serq.runtime.fast.leapfrog" in bad.stdout
+
+
+# -- SimPy's internals stay in the kernel package ------------------------------------------
+
+def simpy_private_names() -> set[str]:
+    """The private names of SimPy's environment, events and processes: the
+    attributes their objects carry and the methods their classes define
+    (read from SimPy itself, so that a new SimPy's names are found too)."""
+    import simpy
+    from simpy import core, events
+
+    env = simpy.Environment()
+
+    def body():
+        yield env.timeout(1)
+
+    proc = env.process(body())
+    ev = env.event()
+    ev.fail(ValueError("x"))
+    ev.defused = True
+    env.run()
+    names = set()
+    for obj in (env, ev, proc, env.timeout(1)):
+        names |= {n for n in vars(obj) if n.startswith("_") and not n.startswith("__")}
+    for mod in (core, events):
+        for cls in vars(mod).values():
+            if isinstance(cls, type) and cls.__module__ == mod.__name__:
+                names |= {n for n in vars(cls) if n.startswith("_") and not n.startswith("__")}
+    return names
+
+
+def simpy_private_uses(root: str) -> list[str]:
+    """Every use of a SimPy private name outside serq/runtime/kernel: an
+    attribute read or written, a `__slots__` entry, or code text (generated
+    code) that reads one, as `file:line name`."""
+    import ast
+    import re
+
+    names = simpy_private_names()
+    in_text = re.compile(r"\.(%s)\b" % "|".join(sorted(names)))
+    kernel = os.path.join("serq", "runtime", "kernel") + os.sep
+    out = []
+    for dirpath, _dirs, files in os.walk(os.path.join(root, "serq")):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            if not name.endswith(".py") or rel.startswith(kernel):
+                continue
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and node.attr in names:
+                    out.append(f"{rel}:{node.lineno} {node.attr}")
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    if node.value in names:  # a `__slots__` entry, a getattr name
+                        out.append(f"{rel}:{node.lineno} {node.value}")
+                    elif in_text.search(node.value):
+                        out.append(f"{rel}:{node.lineno} {in_text.search(node.value)[0]}")
+    return out
+
+
+def test_simpy_private_names_are_read_from_simpy():
+    names = simpy_private_names()
+    assert {"_now", "_queue", "_eid", "_ok", "_value", "_defused", "_generator",
+            "_target", "_resume"} <= names
+
+
+def test_only_the_kernel_touches_simpy_internals():
+    assert simpy_private_uses(ROOT) == []
+
+
+@pytest.mark.parametrize("text", ["def _planted(env):\n    return env._now",
+                                  "def _planted(ev):\n    ev._ok = True",
+                                  "_PLANTED = 'if _env._now > 1: pass'",
+                                  "class _Planted:\n    __slots__ = ('_value',)"])
+def test_a_planted_simpy_private_use_is_found(tmp_path, text):
+    root = _copy(tmp_path)
+    _plant(root, "serq/runtime/resources/stages.py", text)
+    assert [u.split(" ")[0].split(":")[0] for u in simpy_private_uses(root)] == \
+        ["serq/runtime/resources/stages.py"]

@@ -220,7 +220,7 @@ def test_whole_steps_of_fractional_positions():
     tests `pos + 1.0 - alloc > TOL` after each step; across a power of two
     it is left to that loop (None)."""
     from types import SimpleNamespace
-    from serq.runtime.resources.holds import TOL
+    from serq.core.tolerance import TOL
     rng = random.Random(7)
     seen = {"whole": 0, "none": 0}
     for _ in range(4000):

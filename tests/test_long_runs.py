@@ -33,7 +33,7 @@ def test_vllm_memory_grows_only_with_the_samples():
 
     def watch():
         while not stop.wait(0.5):
-            if sim.env._now > 1000 and not marks:
+            if sim.env.now > 1000 and not marks:
                 marks.append((rss_bytes(), _kept(sim)))
     t = threading.Thread(target=watch, daemon=True)
     t.start()

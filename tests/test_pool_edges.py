@@ -332,7 +332,7 @@ def bare_pool(cap, block=None, evict_keys=None):
     from serq.runtime.compile.poolspec import PoolSpec
     from serq.runtime.resources.pools import Pool
 
-    sim = SimpleNamespace(env=SimpleNamespace(_now=0.0), warmup=0.0, pool_list=[], stamp=0)
+    sim = SimpleNamespace(env=SimpleNamespace(now=0.0), warmup=0.0, pool_list=[], stamp=0)
     spec = PoolSpec(cap=cap, block=block, queue_keys=None, evict_keys=evict_keys,
                     preempt="none", preempt_keys=lambda *a: (), requeue="head",
                     reserve_held=False, admit_via=None, spill=None)
@@ -351,7 +351,7 @@ def cache_entries(p, sizes):
 def test_an_entry_shrunk_to_the_tolerance_is_gone():
     """An entry of 2·TOL loses TOL: TOL units left is no entry (`size ≤
     TOL`); it is removed and counted, and nothing stays cached."""
-    from serq.runtime.resources.pools import TOL
+    from serq.core.tolerance import TOL
 
     p = bare_pool(1.0)
     cache_entries(p, [2 * TOL])
@@ -364,7 +364,7 @@ def test_evict_by_stops_when_the_sum_is_cap_plus_tolerance():
     TOL > 10 + TOL, so one entry goes; then 10 + TOL is exactly the limit,
     which fits: five entries stay (an `evict by` key, constant here, takes
     the entries in release order)."""
-    from serq.runtime.resources.pools import TOL
+    from serq.core.tolerance import TOL
 
     p = bare_pool(10.0, evict_keys=lambda *args: (0.0,))
     cache_entries(p, [2.0] * 6)
@@ -376,7 +376,7 @@ def test_lru_blocks_stop_when_the_sum_is_cap_plus_tolerance():
     """One LRU entry of 12 in blocks of 2, cap 10, room for TOL units
     asked (not a whole number: block by block): one block goes, 10 + TOL
     is the limit and fits, the entry keeps 10."""
-    from serq.runtime.resources.pools import TOL
+    from serq.core.tolerance import TOL
 
     p = bare_pool(10.0, block=2.0)
     cache_entries(p, [12.0])

@@ -17,6 +17,7 @@ import pytest
 
 from serq import load
 from serq.core.errors import SimulationError
+from serq.runtime.kernel.calendar import entries_made
 from serq.runtime.sim.simulation import Simulation
 
 HERE = os.path.dirname(__file__)
@@ -81,7 +82,7 @@ def test_places_are_read_at_the_stop_entry():
         def stop_soon() -> None:
             # until the session is in its loop (a thousand calendar entries);
             # on a slow machine the watchdog's own stop may come first
-            while not watchdog._ACTIVE or watchdog._eid(sim.env) < 1000:
+            while not watchdog._ACTIVE or entries_made(sim.env) < 1000:
                 if ended.wait(0.0005):
                     return
             time.sleep(delay)

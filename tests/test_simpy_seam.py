@@ -141,3 +141,80 @@ def test_a_pool_grows_at_a_known_time_and_admits_the_waiting_hold():
     assert sorted(_capacity_at(4, 2).observe("done").samples) == [10, 14]
     with pytest.raises(ChangeError, match="at least the units held"):
         _capacity_at(1, 0.5)  # one unit is held at 1
+
+
+# -- a failure injector pauses a step engine ---------------------------------------------
+# Spec Part 04 SE-1's engine (`budget 4; cost 1`: one iteration a time unit, 4
+# tokens each; pyserq 0.1.3): one request of n prompt tokens and o output
+# tokens runs ceil(n/4) prefill iterations, then o - 1 decode iterations of
+# one token, back to back from 0: ttft = ceil(n/4), response = ttft + o - 1.
+ENGINE = """
+stage engine : step {{ budget 4; cost 1; }}
+workload {{ arrive batch(1); init {{ set n = {n}; set o = {o}; }} session {{ request; }} }}
+server {{ run engine prefill (n); observe ttft = now; run engine decode (o - 1);
+         observe response = now; }}
+run {{ horizon 400; }}
+"""
+
+
+def _paused(n: int, o: int, at: float, length: float, overlap: bool = False):
+    """The report of ENGINE with the engine paused at `at` for `length` (and,
+    with `overlap`, a second pause from `at + 1` to `at + length / 2`, inside
+    the first: it changes nothing)."""
+    model = serq.build(serq.load(source=ENGINE.format(n=n, o=o)))
+    engine = model.stage("engine")
+
+    def failure(env):
+        yield env.timeout(at)
+        with engine.pause() as p:  # SimPy's protocol: the engine stops iterating
+            yield p
+            yield env.timeout(length)
+
+    def inner(env):
+        yield env.timeout(at + 1)
+        with engine.pause() as p:
+            yield p
+            yield env.timeout(length / 2 - 1)
+
+    model.process(failure(model.env))
+    if overlap:
+        model.process(inner(model.env))
+    return model.run()
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_failure_injector_pauses_a_step_engine(overlap):
+    # n = 10, o = 4: prefills [0,1) [1,2) [2,3), decodes end at 4, 5, 6 (SE-1).
+    # Paused at 1.5 for 10: the iteration [1,2) finishes, none starts until
+    # 11.5; the last prefill is [11.5,12.5): ttft 12.5, response 12.5 + 3 = 15.5
+    # (SE-1's 3 and 6 shifted by 11.5 - 2 = 9.5, the time the engine stood)
+    report = _paused(10, 4, 1.5, 10.0, overlap)
+    assert report.observe("ttft").samples == [12.5]
+    assert report.observe("response").samples == [15.5]
+
+
+def test_a_pause_stops_an_engine_that_runs_its_iterations_alone():
+    # n = 40, o = 100: 10 prefill iterations (ttft 10) and 99 decodes
+    # (response 109) run by the engine's fast paths, iteration after
+    # iteration with nothing else on the calendar; paused at 50.5 for 10, the
+    # iteration [50,51) finishes and the 58 left run from 60.5: 118.5
+    plain = _paused(40, 100, 1000.0, 1.0)  # (the pause comes after the end)
+    assert plain.observe("response").samples == [109.0]
+    report = _paused(40, 100, 50.5, 10.0)
+    assert report.observe("ttft").samples == [10.0]
+    assert report.observe("response").samples == [118.5]
+
+
+def test_only_a_step_engine_pauses():
+    model = serq.build(serq.load(source=DD1))
+    svc = model.stage("svc")
+
+    def bad(env):
+        yield env.timeout(5)
+        yield svc.pause()
+
+    model.process(bad(model.env))
+    with pytest.raises(ChangeError) as info:
+        model.run()
+    assert info.value.resource == "svc" and info.value.change == "pause"
+    assert "step engine" in info.value.rule and info.value.time == 5

@@ -50,9 +50,12 @@ def power(a: float, b: float) -> float:
 
 
 def fmin(a: float, b: float) -> float:
-    """Rust `f64::min`: a NaN argument is ignored when the other is a number
-    (two NaNs give the second; equal numbers the first)."""
-    if a <= b:  # (False when either is NaN)
+    """`min(a, b)` as the reference computes it (Rust `f64::min`): a NaN
+    argument is ignored when the other is a number (Part 01 §4.1), two NaNs
+    give the second, and of two equal numbers the second is returned, so
+    `min(0, -0)` = -0 and `min(-0, 0)` = 0 (pyserq 0.1.3, folded and at
+    run time alike)."""
+    if a < b:  # (False when either is NaN)
         return a
     if b != b and a == a:
         return a
@@ -60,9 +63,9 @@ def fmin(a: float, b: float) -> float:
 
 
 def fmax(a: float, b: float) -> float:
-    """Rust `f64::max`: a NaN argument is ignored when the other is a number
-    (two NaNs give the second; equal numbers the first)."""
-    if a >= b:  # (False when either is NaN)
+    """`max(a, b)` as the reference computes it (Rust `f64::max`): as
+    `fmin`, with equal numbers giving the second (`max(0, -0)` = -0)."""
+    if a > b:  # (False when either is NaN)
         return a
     if b != b and a == a:
         return a
@@ -70,17 +73,21 @@ def fmax(a: float, b: float) -> float:
 
 
 def floor(x: float) -> float:
-    """Round down; infinities and NaN are returned unchanged."""
-    if x - x != 0.0:  # (NaN or an infinity: x - x is NaN)
+    """C `floor`: round down; infinities, NaN and zeros are returned
+    unchanged (`floor(-0)` = -0, as the reference gives)."""
+    if x - x != 0.0 or not x:  # (NaN or an infinity: x - x is NaN; ±0)
         return x
     return float(_floor(x))
 
 
 def ceil(x: float) -> float:
-    """Round up; infinities and NaN are returned unchanged."""
-    if x - x != 0.0:  # (NaN or an infinity: x - x is NaN)
+    """C `ceil`: round up; infinities, NaN and zeros are returned unchanged,
+    and a negative fraction rounds to -0 (`ceil(-0.5)` = -0, as the
+    reference gives)."""
+    if x - x != 0.0 or not x:  # (NaN or an infinity: x - x is NaN; ±0)
         return x
-    return float(_ceil(x))
+    r = float(_ceil(x))
+    return r if r or x > 0.0 else -0.0
 
 
 def sqrt(x: float) -> float:

@@ -12,13 +12,13 @@ from typing import Iterator, Optional
 from ...core import ir
 from ...core.errors import shortest
 from ...core.ir import Pos
+from ...core.tolerance import TOL
 from ..syntax import tree as S
 from .bindings import ref_text
 from .resolve import ADMIT, SESSION, Moment, Resolver, fold
 from ..syntax.show import show
 from ..syntax.walk import first_draw, first_read
 
-TOLERANCE = 1e-9  # capacity comparisons (Part 03 conventions)
 STATE_NODES = (ir.Observable, ir.Now, ir.Ctx)
 CACHE_HELP = ("write `cache (0)` to consume the prefix and keep nothing, or `cache (ℓ)` "
               "to keep ℓ of what was computed")
@@ -157,7 +157,7 @@ class HoldLinker:
         """A constant demand above the cap never fits (§4.2 step 1)."""
         info = self.res.pools[pool]
         blocks = rounded_up(need, info.block)
-        if blocks > info.cap + TOLERANCE:
+        if blocks > info.cap + TOL:
             extra = (f" ({shortest(blocks)} in blocks of {shortest(info.block)})"
                      if blocks != need else "")
             raise self.res.err(f"a hold on pool `{pool}` waits for {shortest(need)} units"

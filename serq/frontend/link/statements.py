@@ -11,6 +11,7 @@ from ...core import ir
 from ...core.errors import LinkError, SerqError, shortest
 from ...core.ir import Pos
 from ..syntax import tree as S
+from ..syntax.derive import ir_kind, link
 from .holds import HoldFrame, HoldLinker
 from .resolve import SESSION, Resolver, fold, whole
 from .serving import find_stages
@@ -87,10 +88,18 @@ class StatementLinker(HoldLinker):
 
     def stmt(self, s) -> ir.Stmt:
         try:
-            return getattr(self, "l_" + type(s).__name__)(s)
+            m = getattr(self, "l_" + type(s).__name__, None)
+            if m is None:  # a plain kind: to the IR node of its name (syntax/derive.py)
+                return link(s, self.expr, self.block)
+            return m(s)
         except SerqError as e:
             add_via_notes(e, s.via)
             raise
+
+    @staticmethod
+    def derives(cls: type) -> bool:
+        """Whether a kind without an `l_` method is linked as a plain one."""
+        return ir_kind(cls) is not None
 
     def expr(self, e: S.Expr) -> ir.Expr:
         self.check_cached(e)

@@ -11,6 +11,7 @@ from typing import Any, Optional
 from ...core.errors import ParseError
 from ...core.ir import Pos
 from ..syntax import tree as S
+from ..syntax.derive import BLOCK, EXPR, OPT_EXPR, POS, plain_fields
 from .lexer import Token, number_value
 from .build_queue import QueueBuilder
 from .build_step import StepBuilder
@@ -129,7 +130,26 @@ class Builder(StepBuilder, QueueBuilder):
         return [self.stmt(s) for s in o.stmts]
 
     def stmt(self, o: Any) -> S.Stmt:
-        return getattr(self, "s_" + kind(o))(o)
+        build = getattr(self, "s_" + kind(o), None)
+        return build(o) if build is not None else self.derived(o)
+
+    def derived(self, o: Any) -> S.Stmt:
+        """The node `SX` of a plain statement kind from the rule `XStmt`'s
+        attributes of the same names (syntax/derive.py)."""
+        cls = getattr(S, "S" + kind(o).removesuffix("Stmt"), None)
+        fields = plain_fields(cls) if isinstance(cls, type) else None
+        if fields is None:
+            raise TypeError(f"no syntax node is derived from the rule {kind(o)}: "
+                            f"write Builder.s_{kind(o)} (docs/add-a-statement.md)")
+        kwargs = {}
+        for name, role in fields:
+            value = self.pos(o) if role == POS else getattr(o, name)
+            if role == EXPR or (role == OPT_EXPR and value is not None):
+                value = self.expr(value)
+            elif role == BLOCK:
+                value = self.block(value)
+            kwargs[name] = value
+        return cls(**kwargs)
 
     def s_SetStmt(self, o: Any) -> S.Stmt:
         return S.SSet(o.ident, self.expr(o.value), self.pos(o), self.pos(o, 1))
@@ -159,15 +179,6 @@ class Builder(StepBuilder, QueueBuilder):
         else:
             other = []
         return S.SIf("if", self.expr(o.guard), self.block(o.then), other, self.pos(o))
-
-    def s_LoopStmt(self, o: Any) -> S.Stmt:
-        return S.SLoop(self.block(o.body), self.pos(o))
-
-    def s_ForkStmt(self, o: Any) -> S.Stmt:
-        return S.SFork(self.block(o.body), self.pos(o))
-
-    def s_JoinStmt(self, o: Any) -> S.Stmt:
-        return S.SJoin(self.pos(o))
 
     def s_WhileStmt(self, o: Any) -> S.Stmt:
         return S.SWhile(self.expr(o.guard), self.block(o.body), self.pos(o))

@@ -17,6 +17,7 @@ from typing import Optional
 from ...core.errors import ParseError
 from ...core.ir import Pos
 from ..syntax import tree as S
+from ..syntax.derive import plain_fields, rebuild
 from ..syntax.names import CONTEXT, ENGINE_LISTS, OBSERVABLES
 from .calls import expand_call
 from .context import Context
@@ -68,8 +69,16 @@ class Rewriter:
         return out
 
     def stmt(self, s, ctx: Context, where: str) -> list:
-        m = getattr(self, "s_" + type(s).__name__)
+        m = getattr(self, "s_" + type(s).__name__, None)
+        if m is None:  # a plain kind: its expressions and blocks (syntax/derive.py)
+            return [rebuild(s, lambda e: self.expr(e, ctx),
+                            lambda b: self.block(b, ctx, where))]
         return m(s, ctx, where)
+
+    @staticmethod
+    def derives(cls: type) -> bool:
+        """Whether a kind without an `s_` method is rewritten as a plain one."""
+        return plain_fields(cls) is not None
 
     def s_SSet(self, s: S.SSet, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, name=self.assign(s.name, s.name_pos, ctx),
@@ -88,9 +97,6 @@ class Rewriter:
         if ctx.queue is not None:
             raise self.err("`end` is the workload's: an entry does not end the session",
                            s.pos, ctx=ctx)
-        return [s]
-
-    def s_SMark(self, s: S.SMark, ctx: Context, where: str) -> list:
         return [s]
 
     def s_SRequest(self, s: S.SRequest, ctx: Context, where: str) -> list:
@@ -119,24 +125,6 @@ class Rewriter:
         for st in stmts_in(body):
             st.via = st.via + inner.via
         return [dataclasses.replace(s, route=body)]
-
-    def s_SIf(self, s: S.SIf, ctx: Context, where: str) -> list:
-        return [dataclasses.replace(s, guard=self.expr(s.guard, ctx),
-                                    then=self.block(s.then, ctx, where),
-                                    other=self.block(s.other, ctx, where))]
-
-    def s_SLoop(self, s: S.SLoop, ctx: Context, where: str) -> list:
-        return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
-
-    def s_SFork(self, s: S.SFork, ctx: Context, where: str) -> list:
-        return [dataclasses.replace(s, body=self.block(s.body, ctx, where))]
-
-    def s_SJoin(self, s: S.SJoin, ctx: Context, where: str) -> list:
-        return [s]
-
-    def s_SWhile(self, s: S.SWhile, ctx: Context, where: str) -> list:
-        return [dataclasses.replace(s, guard=self.expr(s.guard, ctx),
-                                    body=self.block(s.body, ctx, where))]
 
     def s_SChoose(self, s: S.SChoose, ctx: Context, where: str) -> list:
         return [dataclasses.replace(s, name=self.assign(s.name, s.name_pos, ctx),

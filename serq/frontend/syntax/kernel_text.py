@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from . import tree as S
+from .derive import BLOCK, EXPR, OPT_EXPR, plain_fields
 from .show import show
 
 Resolve = Callable[[S.SServing], list]
@@ -171,7 +172,29 @@ class KernelText:
     # ----------------------------------------------------------- statements
     def block(self, stmts: list, d: int) -> None:
         for s in stmts:
-            getattr(self, "s_" + type(s).__name__)(s, d)
+            m = getattr(self, "s_" + type(s).__name__, None)
+            if m is None:  # a plain kind with its `TEXT` (syntax/derive.py)
+                self.emit(d, self.derived(s))
+            else:
+                m(s, d)
+
+    @staticmethod
+    def derived(s: S.SBase) -> str:
+        """A plain statement's line: its node's `TEXT` with its fields
+        (expressions shown as source)."""
+        values = {}
+        for name, role in plain_fields(type(s)):
+            value = getattr(s, name)
+            values[name] = show(value) if role in (EXPR, OPT_EXPR) and value is not None \
+                else value
+        return type(s).TEXT.format(**values)
+
+    @staticmethod
+    def derives(cls: type) -> bool:
+        """Whether a kind without an `s_` method is printed from its `TEXT`."""
+        fields = plain_fields(cls)
+        return fields is not None and hasattr(cls, "TEXT") and \
+            all(role != BLOCK for _, role in fields)
 
     def s_SSet(self, s: S.SSet, d: int) -> None:
         self.emit(d, f"set {s.name} = {show(s.value)};")
@@ -216,9 +239,6 @@ class KernelText:
 
     def s_SFork(self, s: S.SFork, d: int) -> None:
         self.nested("fork", s.body, d)
-
-    def s_SJoin(self, s: S.SJoin, d: int) -> None:
-        self.emit(d, "join;")
 
     def s_SWhile(self, s: S.SWhile, d: int) -> None:
         self.nested(f"while ({show(s.guard)})", s.body, d)

@@ -299,6 +299,8 @@ class SFork(SBase):
 class SJoin(SBase):
     """`join;`: wait for every leg forked so far."""
 
+    TEXT = "join;"  # (its kernel text: syntax/derive.py)
+
     pos: Pos
 
 

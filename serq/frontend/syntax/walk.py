@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from typing import Callable, Iterator
 
 from ...core.ir import Pos
 from . import tree as S
+from .derive import BLOCK, plain_fields
 
 EXPR_TYPES = (S.ENum, S.EName, S.ECall, S.EDraw, S.EAgg, S.EUnary, S.EBinary, S.ECond)
 
@@ -56,13 +58,22 @@ def names_read(node) -> set[str]:
 
 
 def stmts_in(stmts: list) -> Iterator:
-    """Every statement in a block, nested blocks included."""
+    """Every statement in a block, nested blocks included (a plain kind's
+    blocks are its `list[Stmt]` fields: syntax/derive.py)."""
     for s in stmts:
         yield s
-        for attr in ("then", "other", "body"):
+        for attr in _blocks(type(s)):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
                 yield from stmts_in(inner)
+
+
+@functools.lru_cache(maxsize=None)
+def _blocks(cls: type) -> tuple[str, ...]:
+    fields = plain_fields(cls) if dataclasses.is_dataclass(cls) else None
+    if fields is None:
+        return ("then", "other", "body")
+    return tuple(name for name, role in fields if role == BLOCK)
 
 
 def map_exprs(node, fn: Callable):

@@ -13,6 +13,7 @@ from ...core import ir
 from ...core.errors import SimulationError, amount_error, shortest
 from .exprs import ExprCompiler, Namespace, Scope
 from ..kernel.instant import requeue
+from . import names as N
 
 SPIN_LIMIT = 1000  # readiness per instant before "does not settle" (Part 02 §10.5)
 
@@ -119,12 +120,12 @@ class SessionCompiler:
         self.observe_all: Optional[Callable[[str], Optional[str]]] = None
         hooks = RuntimeHooks(ns.env)
         g = ns.globals
-        g["_guard_err"] = hooks.guard_error
-        g["_amount_err"] = hooks.amount_error
-        g["_count_err"] = hooks.count_error
-        g["_spin_err"] = hooks.spin_error
-        g["_better"] = better
-        g["_requeue"] = requeue
+        g[N.GUARD_ERROR] = hooks.guard_error
+        g[N.AMOUNT_ERROR] = hooks.amount_error
+        g[N.COUNT_ERROR] = hooks.count_error
+        g[N.SPIN_ERROR] = hooks.spin_error
+        g[N.BETTER] = better
+        g[N.REQUEUE] = requeue
 
     # -- entry points --------------------------------------------------------
     def generator(self, name: str, body: list[ir.Stmt], scope: Scope,
@@ -205,8 +206,8 @@ class SessionCompiler:
         call = f"{name}({', '.join(params)})"
         w.emit(f"{r} = yield from {call}" if w.generator else f"{r} = {call}")
         w.emit(f"if {r} is None: return")
-        if "_rq = " in body:
-            w.emit(f"if '_rq' in {r}: _rq = {r}['_rq']")
+        if f"{N.REQUEST_START} = " in body:
+            w.emit(f"if '{N.REQUEST_START}' in {r}: {N.REQUEST_START} = {r}['{N.REQUEST_START}']")
 
     def expr(self, e: ir.Expr, scope: Scope) -> str:
         return self.exprs.expr(e, scope)
@@ -222,9 +223,9 @@ class SessionCompiler:
         if every:
             w.emit(f"{every}({v})")
         if self.warmup > 0:
-            w.emit(f"if _env._now >= {self.warmup!r}:")
+            w.emit(f"if {N.ENV}.now >= {self.warmup!r}:")
             w.depth += 1
-        w.emit(f"{vals}({v}); {times}(_env._now); {sessions}(s.sid); {turns}(s.turn_no)")
+        w.emit(f"{vals}({v}); {times}({N.ENV}.now); {sessions}(s.sid); {turns}(s.turn_no)")
         if self.warmup > 0:
             w.depth -= 1
 
@@ -232,13 +233,13 @@ class SessionCompiler:
         self.turn_hook(self, w)
 
     def _End(self, st: ir.End, scope: Scope, w: CodeWriter) -> None:
-        w.emit("_end(s)")
+        w.emit(f"{N.END}(s)")
         w.emit("return")
 
     def _guard(self, guard: ir.Expr, text: str, scope: Scope, w: CodeWriter) -> str:
         g = w.fresh("g")
         w.emit(f"{g} = {self.expr(guard, scope)}")
-        w.emit(f"if {g} != 1.0 and {g} != 0.0: _guard_err({g}, {text!r})")
+        w.emit(f"if {g} != 1.0 and {g} != 0.0: {N.GUARD_ERROR}({g}, {text!r})")
         return g
 
     def _If(self, st: ir.If, scope: Scope, w: CodeWriter) -> None:
@@ -260,10 +261,10 @@ class SessionCompiler:
         return t, k
 
     def _spin_check(self, t: str, k: str, w: CodeWriter) -> None:
-        w.emit(f"if _env._now == {t}:")
+        w.emit(f"if {N.ENV}.now == {t}:")
         w.emit(f"    {k} += 1")
-        w.emit(f"    if {k} > {SPIN_LIMIT}: _spin_err(s)")
-        w.emit(f"else: {t} = _env._now; {k} = 0")
+        w.emit(f"    if {k} > {SPIN_LIMIT}: {N.SPIN_ERROR}(s)")
+        w.emit(f"else: {t} = {N.ENV}.now; {k} = 0")
 
     def _Loop(self, st: ir.Loop, scope: Scope, w: CodeWriter) -> None:
         t, k = self._spin(w)
@@ -288,14 +289,14 @@ class SessionCompiler:
         n, c, best, bk, key = (w.fresh(x) for x in ("n", "c", "b", "bk", "key"))
         text = _quoted(st.text or f"choose {st.name} in …")
         w.emit(f"{n} = {self.expr(st.count, scope)}")
-        w.emit(f"if not (0.0 <= {n} < _INF and {n} == int({n})): _count_err({n}, {text!r})")
+        w.emit(f"if not (0.0 <= {n} < {N.INF} and {n} == int({n})): {N.COUNT_ERROR}({n}, {text!r})")
         w.emit(f"{best} = 0; {bk} = None")
         w.emit(f"for {c} in range(int({n})):")
         w.depth += 1
         w.emit(f"s.{slot} = float({c})")
         keys = ", ".join(self.expr(k, scope) for k in st.keys)
         w.emit(f"{key} = ({keys},)")
-        w.emit(f"if {bk} is None or _better({key}, {bk}): {best} = {c}; {bk} = {key}")
+        w.emit(f"if {bk} is None or {N.BETTER}({key}, {bk}): {best} = {c}; {bk} = {key}")
         w.depth -= 1
         w.emit(f"s.{slot} = float({best})")
 
@@ -303,9 +304,9 @@ class SessionCompiler:
         target = self.run_request(st, scope, w)
         v = w.fresh("w")
         w.emit(f"{v} = {self.expr(st.work, scope)}")
-        w.emit(f"if not {v} >= 0.0: _amount_err({v}, {_quoted(st.text or 'run')!r})")
+        w.emit(f"if not {v} >= 0.0: {N.AMOUNT_ERROR}({v}, {_quoted(st.text or 'run')!r})")
         w.emit(f"if {v} > 0.0: yield {target}(s, {v})")
-        w.emit("else: yield _requeue(_env)")
+        w.emit(f"else: yield {N.REQUEUE}({N.ENV})")
 
     def _pool(self, ref: ir.Ref, scope: Scope, w: CodeWriter) -> str:
         obj = self.exprs.ref(ref, scope)
@@ -320,7 +321,7 @@ class SessionCompiler:
         pools = [self._pool(hp.ref, scope, w) for hp in st.pools]
         lease = self._pool(st.lease.ref, scope, w) if st.lease is not None else "None"
         h, e = w.fresh("h"), w.fresh("e")
-        w.emit(f"{h} = _hold_begin(s, {spec}, [{', '.join(pools)}], {lease})")
+        w.emit(f"{h} = {N.HOLD_BEGIN}(s, {spec}, [{', '.join(pools)}], {lease})")
         w.emit(f"if {h} is None: return")
         w.emit("while True:")
         w.depth += 1
@@ -330,43 +331,45 @@ class SessionCompiler:
         self.block(st.body, scope, w)
         w.emit("break")
         w.depth -= 1
-        w.emit(f"except _Preempted as {e}:")
+        w.emit(f"except {N.PREEMPTED} as {e}:")
         w.emit(f"    if {e}.frame is not {h}: raise")
         w.emit(f"    if {h}.rejected: return")
         w.depth -= 1
-        w.emit(f"_hold_end(s, {h})")
+        w.emit(f"{N.HOLD_END}(s, {h})")
 
     def _Grow(self, st: ir.Grow, scope: Scope, w: CodeWriter) -> None:
         pool = self._pool(st.ref, scope, w)
         g = w.fresh("gr")
-        w.emit(f"{g} = _grow(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'grow')!r})")
+        text = _quoted(st.text or 'grow')
+        w.emit(f"{g} = {N.GROW}(s, {pool}, {self.expr(st.amount, scope)}, {text!r})")
         w.emit(f"if {g} is not None: yield {g}")
 
     def _Load(self, st: ir.Load, scope: Scope, w: CodeWriter) -> None:
         pool = self._pool(st.ref, scope, w)
-        w.emit(f"_load(s, {pool}, {self.expr(st.amount, scope)}, {_quoted(st.text or 'load')!r})")
+        text = _quoted(st.text or 'load')
+        w.emit(f"{N.LOAD}(s, {pool}, {self.expr(st.amount, scope)}, {text!r})")
 
     def _Release(self, st: ir.Release, scope: Scope, w: CodeWriter) -> None:
-        w.emit(f"_release(s, {self._pool(st.ref, scope, w)})")
+        w.emit(f"{N.RELEASE}(s, {self._pool(st.ref, scope, w)})")
 
     def _Drop(self, st: ir.Drop, scope: Scope, w: CodeWriter) -> None:
-        w.emit(f"_drop(s, {self._pool(st.ref, scope, w)})")
+        w.emit(f"{N.DROP}(s, {self._pool(st.ref, scope, w)})")
 
     def _Fork(self, st: ir.Fork, scope: Scope, w: CodeWriter) -> None:
         """A leg: its body is a generator of its own, started beside the session."""
         name = f"_leg{st.number}"
-        self.generator(name, st.body, scope, prologue=[], epilogue=["_leg_end(s)"])
-        w.emit(f"_fork(s, {name}, {_at(st.pos)!r})")
+        self.generator(name, st.body, scope, prologue=[], epilogue=[f"{N.LEG_END}(s)"])
+        w.emit(f"{N.FORK}(s, {name}, {_at(st.pos)!r})")
 
     def _Join(self, st: ir.Join, scope: Scope, w: CodeWriter) -> None:
-        w.emit(f"if s.legs: yield _join(s, {_at(st.pos)!r})")
+        w.emit(f"if s.legs: yield {N.JOIN}(s, {_at(st.pos)!r})")
 
     def _RequestBegin(self, st: ir.RequestBegin, scope: Scope, w: CodeWriter) -> None:
-        w.emit("_rq = _env._now")
+        w.emit(f"{N.REQUEST_START} = {N.ENV}.now")
         w.emit("s.rq += 1")
         if self.tokens:
-            w.emit("_rqb(s, _rq)")
+            w.emit(f"{N.REQUEST_BEGIN}(s, {N.REQUEST_START})")
 
     def _RequestEnd(self, st: ir.RequestEnd, scope: Scope, w: CodeWriter) -> None:
         if self.request_sink:
-            w.emit(f"{self.request_sink}(s, _rq)")
+            w.emit(f"{self.request_sink}(s, {N.REQUEST_START})")

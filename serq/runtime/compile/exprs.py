@@ -16,6 +16,7 @@ from ...core import ir
 from ...core.errors import SimulationError, shortest
 from ..random import distributions
 from ...core import numeric
+from . import names as N
 
 _COMPARE = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
 
@@ -26,16 +27,16 @@ class Namespace:
     def __init__(self, env: Any):
         self.env = env
         self.globals: dict[str, Any] = {
-            "_env": env, "_INF": math.inf, "_NAN": math.nan,
-            "_SimErr": SimulationError, "_log": math.log,
+            N.ENV: env, N.INF: math.inf, N.NAN: math.nan,
+            N.SIM_ERROR: SimulationError, N.LOG: math.log,
         }
         for name, (fn, _arity) in numeric.FUNCTIONS.items():
-            self.globals[f"_f_{name}"] = fn
-        self.globals["_div"] = numeric.div
-        self.globals["_pow"] = numeric.power
+            self.globals[f"{N.FUNCTION}{name}"] = fn
+        self.globals[N.DIV] = numeric.div
+        self.globals[N.POW] = numeric.power
         for name, (fn, _arity) in distributions.DISTRIBUTIONS.items():
-            self.globals[f"_d_{name}"] = fn
-        self.globals["_d_det"] = distributions.det
+            self.globals[f"{N.DISTRIBUTION}{name}"] = fn
+        self.globals[N.DET] = distributions.det
         self._ids: dict[int, str] = {}
         self._count = 0
 
@@ -159,7 +160,7 @@ class ExprCompiler:
         self.stages = stages
         self.obs_lists: dict[str, str] = {}  # observation -> bound list of all its values
         self.registers: dict[str, str] = {}  # register name -> Python expression
-        ns.globals["_ix"] = index_checker(ns.env)
+        ns.globals[N.INDEX] = index_checker(ns.env)
         self.members: dict[int, Members] = {}  # id of a family's list -> its `Members`
 
     # -- references ------------------------------------------------------
@@ -173,7 +174,7 @@ class ExprCompiler:
             return self.ns.bind(members[int(v)], "st")
         by_index = self.members.get(id(members))
         if by_index is None:
-            by_index = self.members[id(members)] = Members(members, self.ns.globals["_ix"],
+            by_index = self.members[id(members)] = Members(members, self.ns.globals[N.INDEX],
                                                             ref.name)
         fam = self.ns.bind(by_index, "fam")
         idx = self.expr(ref.index, scope)
@@ -202,15 +203,15 @@ class ExprCompiler:
     def _Num(self, e: ir.Num, scope: Scope) -> str:
         v = e.value
         if v != v:
-            return "_NAN"
+            return N.NAN
         if v == math.inf:
-            return "_INF"
+            return N.INF
         if v == -math.inf:
-            return "(-_INF)"
+            return f"(-{N.INF})"
         return repr(float(v))
 
     def _Now(self, e: ir.Now, scope: Scope) -> str:
-        return "_env._now"
+        return f"{N.ENV}.now"
 
     def _Attr(self, e: ir.Attr, scope: Scope) -> str:
         if scope.session is None:
@@ -239,9 +240,9 @@ class ExprCompiler:
             if isinstance(e.right, ir.Num) and e.right.value not in (0.0,) \
                     and e.right.value == e.right.value:
                 return f"({a} / {b})"
-            return f"_div({a}, {b})"
+            return f"{N.DIV}({a}, {b})"
         if op == "^":
-            return f"_pow({a}, {b})"
+            return f"{N.POW}({a}, {b})"
         if op in _COMPARE:
             return f"(1.0 if {a} {op} {b} else 0.0)"
         if op == "&&":
@@ -258,20 +259,20 @@ class ExprCompiler:
         args = ", ".join(self.expr(a, scope) for a in e.args)
         if e.fn == "abs":
             return f"abs({args})"
-        return f"_f_{e.fn}({args})"
+        return f"{N.FUNCTION}{e.fn}({args})"
 
     def _Draw(self, e: ir.Draw, scope: Scope) -> str:
         args = [self.expr(a, scope) for a in e.args]
         if e.dist == "det":
-            return f"_d_det({args[0]})"
+            return f"{N.DET}({args[0]})"
         if scope.stream is None:
             raise ValueError("a draw where no stream is bound")
         if e.dist == "exp":  # distributions.exp written out: its operations, in its order
-            return f"(-({args[0]}) * _log(1.0 - {scope.stream}.uniform()))"
-        return f"_d_{e.dist}({scope.stream}, {', '.join(args)})"
+            return f"(-({args[0]}) * {N.LOG}(1.0 - {scope.stream}.uniform()))"
+        return f"{N.DISTRIBUTION}{e.dist}({scope.stream}, {', '.join(args)})"
 
     def _ObsAggregate(self, e: ir.ObsAggregate, scope: Scope) -> str:
-        return f"_agg_{e.fn}({self.obs_lists[e.name]})"
+        return f"{N.AGGREGATE}{e.fn}({self.obs_lists[e.name]})"
 
     def _Observable(self, e: ir.Observable, scope: Scope) -> str:
         obj = self.ref(e.target, scope)

@@ -16,6 +16,7 @@ from ...core import ir
 from ...core.errors import SimulationError
 from .exprs import ExprCompiler, Scope
 from ..resources.holds import HoldSpec
+from . import names as N
 
 EVICT_ARGS = "s, size, age, last, waiting"
 EVICT_CTX = {n: n for n in ("size", "age", "last", "waiting")}
@@ -61,8 +62,8 @@ class SpecCompiler:
 
     def pool(self, decl: ir.Pool, evict_stream: Any) -> PoolSpec:
         """The runtime spec of a pool family (shared by its members)."""
-        ev_scope = Scope("s", "_evict_rng", self.attrs, EVICT_CTX)
-        self.ns.globals["_evict_rng"] = evict_stream
+        ev_scope = Scope("s", N.EVICT_STREAM, self.attrs, EVICT_CTX)
+        self.ns.globals[N.EVICT_STREAM] = evict_stream
         queue = None
         if decl.queue is not None:
             queue = self._tuple("s, waited", decl.queue,

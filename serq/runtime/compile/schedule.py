@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from ...core import ir
 from .exprs import ExprCompiler, Scope
+from . import names as N
 
 BUDGET = ("residents", "decoders", "kv_decode", "kv_prefill")
 COST = ("tokens", "decoders", "prefilled", "residents", "kv_decode", "kv_prefill", "attention")
@@ -129,9 +130,9 @@ class StepCompiler:
     def compile(self, step: ir.Step) -> StepSpec:
         """The runtime spec of a step stage."""
         regs = [name for name, _v in step.registers]
-        budget = self._fn(BUDGET, step.budget, regs, stream="_machine")
-        chunk = self._fn(BUDGET, step.chunk, regs, stream="_machine")
-        cost = self._fn(COST, step.cost, regs, stream="_machine")
+        budget = self._fn(BUDGET, step.budget, regs, stream=N.MACHINE_STREAM)
+        chunk = self._fn(BUDGET, step.chunk, regs, stream=N.MACHINE_STREAM)
+        cost = self._fn(COST, step.cost, regs, stream=N.MACHINE_STREAM)
         only = keys = None
         if step.serve == "exclusive":
             body = exclusive_body()
@@ -199,7 +200,7 @@ class StepCompiler:
                 else:
                     from ...core.errors import SimulationError, shortest
                     raise SimulationError(
-                        f"{text}: the guard is {shortest(g)}, not 0 or 1", stage.env._now)
+                        f"{text}: the guard is {shortest(g)}, not 0 or 1", stage.env.now)
             return branch
         if isinstance(st, ir.ISet):
             value = self._fn(PLAN, st.value, regs)

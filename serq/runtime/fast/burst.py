@@ -37,7 +37,9 @@ from heapq import heappop, heappush
 
 from simpy.events import Event
 
-from .closed import EPS, ClosedRuns, _attention, _needs_block
+from ...core.tolerance import TOL
+from .plan import KeptPlan
+from .closed import ClosedRuns, _attention, _needs_block
 from ..kernel.instant import CALENDAR
 from .leapfrog import leapfrog
 
@@ -69,8 +71,8 @@ class Burst(ClosedRuns):
         """Whether the event loop, after this event, would only settle this
         stage: nothing else is due now, no pool pass could act, no other
         engine is idle with work, and this one has work."""
-        q = self.env._queue
-        if q and q[0][0] == self.env._now:
+        q = self.env.queue
+        if q and q[0][0] == self.env.now:
             return False
         if len(self.instant.dirty) != 1 or not (self.residents or self.queue_waiting()):
             return False
@@ -138,7 +140,7 @@ class Burst(ClosedRuns):
         an iteration end that is not quiet (the loop does that work at the
         current time)."""
         env = self.env
-        q = env._queue
+        q = env.queue
         instant = self.instant
         sim = self.sim
         horizon = sim.horizon
@@ -192,11 +194,11 @@ class Burst(ClosedRuns):
                     heappop(q)
                     t = top[0]
                     ev.callbacks = None
-                if gauges and t != env._now:
-                    sim.record_gauges(env._now)
-                env._now = t
+                if gauges and t != env.now:
+                    sim.record_gauges(env.now)
+                env.now = t
                 kept = st.kept
-                if kept is not None and kept[0] == st._plan_stamp():
+                if kept is not None and kept.stamp == st._plan_stamp():
                     step = st._relay_kept(kept)
                     if step < 0:
                         return
@@ -217,7 +219,7 @@ class Burst(ClosedRuns):
             self.end_on_calendar(running[0], self.inline_end)
 
     # -- a kept plan going on after a relay --------------------------------------------------
-    def _relay_kept(self, kept: tuple) -> int:
+    def _relay_kept(self, kept: KeptPlan) -> int:
         """The end of an iteration of a closed run whose plan is kept (nothing
         but engines' iterations happened since its launch), at the current
         time: what `_finish`, `_quiet` and `_closed` do, in their order, with
@@ -232,12 +234,12 @@ class Burst(ClosedRuns):
             run = self._run_of(assign, tokens, float(dec), prefilled, attention)
         cls, pairs, grows, sessions, moving, regrow = run
         for job, t in pairs:
-            if job.remaining - t <= EPS:  # a run finishes: `_finish` in full
+            if job.remaining - t <= TOL:  # a run finishes: `_finish` in full
                 self._finish()
                 return 0 if self._quiet() else -1
         sim = self.sim
         env = self.env
-        now = env._now
+        now = env.now
         # `_finish`
         sim.events += 1
         if now - self.t_last:
@@ -250,7 +252,7 @@ class Burst(ClosedRuns):
         finishing = False
         for job, t in pairs:
             rem = job.remaining = job.remaining - t
-            if rem - t <= EPS:
+            if rem - t <= TOL:
                 finishing = True
         if sessions:
             decode = sim.tokens.decode
@@ -269,8 +271,8 @@ class Burst(ClosedRuns):
         self.dirty = False
         spec = self.spec
         if finishing or spec.serve_varies or not self.closed_ok or self.queue_waiting():
-            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
-                         run, False)
+            self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                                 cost, run, False)
             return 0
         if moving:
             attention = _attention(assign)
@@ -278,8 +280,8 @@ class Burst(ClosedRuns):
             if regrow is not None:
                 regrow.attention = attention
             if regrow is None or regrow() is None:  # (nothing allocated)
-                self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
-                             cost, run, False)
+                self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd,
+                                     kvp, cost, run, False)
                 return 0
             r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
             regrow.cost = None
@@ -289,11 +291,11 @@ class Burst(ClosedRuns):
             if not cost > 0.0:
                 cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
         end = now + cost
-        q = env._queue
+        q = env.queue
         if not ((q and q[0][0] <= end) or end > sim.horizon or sim.drained is not None):
             # it ends before anything else: `_closed` runs on inline from here
-            self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
-                         run, True)
+            self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp,
+                                 cost, run, True)
             return 0
         # `_launch_kept`: the next iteration, its end on the calendar, its plan kept
         self.last_void = False
@@ -310,10 +312,10 @@ class Burst(ClosedRuns):
         self.served_tokens += tokens
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        heappush(q, (end, CALENDAR, next(env._eid), ev))
+        heappush(q, (end, CALENDAR, next(env.eids), ev))
         self.running = (assign, ev)
-        self.kept = (_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run,
-                     False)
+        self.kept = KeptPlan(_stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost,
+                             run, False)
         return 1
 
 

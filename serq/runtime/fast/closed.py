@@ -30,12 +30,12 @@ import math
 from typing import Callable, Optional
 
 from ...stats.summary import sum_in_order
-from ..resources.holds import TOL
+from ...core.tolerance import TOL
 from ..resources.decision import overridden
 from ..resources.engine import share
 from ..resources.pools import Pool
+from .plan import ClosedRun, KeptPlan
 
-EPS = 1e-9
 ZERO4 = (0.0, 0.0, 0.0, 0.0)
 STRETCH_MIN = 24  # fewer iterations than this run one by one (measured: the
 STRETCH_MAX = 1 << 16  # vector's set-up costs about as much); at most this many at once
@@ -97,7 +97,7 @@ def _room(pairs: list, grows: list) -> float:
     a hold needs a block (at most `STRETCH_MAX`)."""
     room = STRETCH_MAX
     for job, t in pairs:
-        n_left = (job.remaining - EPS) / t
+        n_left = (job.remaining - TOL) / t
         if n_left < room:
             room = n_left
     for frame, fk, t in grows:
@@ -127,7 +127,7 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     taking 1.0 from such a float leaves a float; adding 1.0 to a whole number
     gives one, and to a fraction whose sum keeps its exponent gives the
     exact sum. So after j steps a run holds exactly `r - j`: it finishes
-    after the first j with `(r - j) - 1.0 <= EPS` (the loop's own test, found
+    after the first j with `(r - j) - 1.0 <= TOL` (the loop's own test, found
     from r - 1 and checked as the loop computes it), and a hold at position
     p of a grows after the first j with `(p + j) + 1.0 - a > TOL` (a - p
     when both are whole)."""
@@ -147,9 +147,9 @@ def _run_steps(pairs: list) -> Optional[int]:
             steps = int(r) - 1  # r - j is exact: it finishes at r - j = 1
         else:
             steps = max(int(r - 1.0), 1)
-            while steps > 1 and (r - (steps - 1)) - 1.0 <= EPS:
+            while steps > 1 and (r - (steps - 1)) - 1.0 <= TOL:
                 steps -= 1
-            while not (r - steps) - 1.0 <= EPS:
+            while not (r - steps) - 1.0 <= TOL:
                 steps += 1
         if k is None or steps < k:
             k = steps
@@ -329,15 +329,15 @@ class ClosedRuns:
         next entry, no run finishes in it, its blocks are allocated)."""
         import numpy as np  # (only long stretches need it; loaded once)
         env = self.env
-        now = env._now
-        q = env._queue
+        now = env.now
+        q = env.queue
         sim = self.sim
         limit = sim.horizon
         q0 = q[0][0] if q else math.inf
         span = (q0 if q0 < limit else limit) - now
         M = int(min(span / cost, STRETCH_MAX)) + 2
         for job, t, _k in assign:
-            n_left = (job.remaining - EPS) / t + 2
+            n_left = (job.remaining - TOL) / t + 2
             if n_left < M:
                 M = int(n_left)
         for frame, fk, t in grows:
@@ -356,7 +356,7 @@ class ClosedRuns:
         rems[0] = [job.remaining for job, _t, _k in assign]
         rems[1:] = ts
         rems = np.subtract.accumulate(rems, axis=0)
-        ok[1:] &= ((rems[1:M] - ts) > EPS).all(axis=1)
+        ok[1:] &= ((rems[1:M] - ts) > TOL).all(axis=1)
         if grows:
             gts = np.array([t for _f, _fk, t in grows])
             pos = np.empty((M + 1, len(grows)))
@@ -392,7 +392,7 @@ class ClosedRuns:
                         if job.mode == "decode" and job.session is not None]
             if sessions:
                 sim.tokens.decode_run(sessions, self, tail[:m].tolist())
-        env._now = end
+        env.now = end
         return m
 
     def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
@@ -410,7 +410,7 @@ class ClosedRuns:
         (`_whole_steps`) they are moved once at the end of each stretch
         between blocks, by the number of iterations run."""
         sim = self.sim
-        q = self.env._queue
+        q = self.env.queue
         q0 = q[0][0] if q else math.inf
         horizon = sim.horizon
         # an iteration is due (`_closed` launches it) when it ends at or after
@@ -443,7 +443,7 @@ class ClosedRuns:
                         frame.pos[fk] += fm
                         frame.grown = True
                     for job, t in pairs:
-                        if job.remaining - t <= EPS:
+                        if job.remaining - t <= TOL:
                             regrow = None
                 k += m
                 if rsteps is not None:
@@ -451,7 +451,7 @@ class ClosedRuns:
                 m = 0
                 if regrow is None:
                     break
-                self.env._now = now
+                self.env.now = now
                 cost = regrow()
                 if cost is None:
                     break
@@ -487,7 +487,7 @@ class ClosedRuns:
             finishing = False
             for job, t in pairs:
                 rem = job.remaining = job.remaining - t
-                if rem - t <= EPS:
+                if rem - t <= TOL:
                     finishing = True
             if finishing:
                 break
@@ -510,7 +510,7 @@ class ClosedRuns:
         self.int_n, self.int_busy, self.int_decodes = int_n, busy, int_dec
         self.cls_time[cls] = in_cls
         self.t_last = t_last
-        self.env._now = now
+        self.env.now = now
         return now, due
 
     def _closed(self) -> bool:
@@ -540,7 +540,7 @@ class ClosedRuns:
             return False
         spec = self.spec
         env = self.env
-        q = env._queue
+        q = env.queue
         sim = self.sim
         horizon = sim.horizon
         warmup = self.warmup
@@ -552,9 +552,9 @@ class ClosedRuns:
         varies = spec.serve_varies
         # a plan is kept when only its own growth and iterations change it
         keepable = not varies and not spec.grow_moves
-        now = env._now
+        now = env.now
         self._advance(now)  # as `_launch` does first
-        if kept is not None and kept[0] != self._plan_stamp():
+        if kept is not None and kept.stamp != self._plan_stamp():
             kept = None  # something else happened since it was launched
         while True:
             if kept is None:
@@ -593,7 +593,7 @@ class ClosedRuns:
             cls, pairs, grows, sessions, moving, regrow = run
             finishing = False
             for job, t in pairs:
-                if job.remaining - t <= EPS:
+                if job.remaining - t <= TOL:
                     finishing = True
             in_flight = (assign, None)
             steady = spec.cost_steady and not moving
@@ -665,13 +665,13 @@ class ClosedRuns:
                     elif stretch:
                         m = self._stretch(assign, grows, tokens, dec, cls, cost)
                     if m:
-                        now = env._now
+                        now = env.now
                         if stretch:
                             room -= m
                             stretch = room >= STRETCH_MIN
                             quick = not stretch
                         for job, t in pairs:
-                            if job.remaining - t <= EPS:
+                            if job.remaining - t <= TOL:
                                 finishing = True
                         continue
                     # `_launch` at `now`
@@ -702,10 +702,10 @@ class ClosedRuns:
                         cls_time[cls] += dt
                         self.int_decodes += dec * dt
                         self.t_last = end
-                    env._now = now = end
+                    env.now = now = end
                     for job, t in pairs:
                         rem = job.remaining = job.remaining - t
-                        if rem - t <= EPS:
+                        if rem - t <= TOL:
                             finishing = True
                     if sessions:
                         times.append(end)
@@ -726,17 +726,17 @@ class ClosedRuns:
 
     def _launch_kept(self, assign: list, tokens: float, dec: int, prefilled: float, r: float,
                      kvd: float, kvp: float, attention: float, cost: float,
-                     run: Optional[tuple], keep: bool) -> None:
+                     run: Optional[ClosedRun], keep: bool) -> None:
         """Launch an iteration of a closed run and, when `keep`, keep its plan
         and `run` (`_run_of`; None: not made yet) for when it ends."""
         self.last_void = False
         self._launch(assign, tokens, dec, prefilled, r, kvd, kvp, attention, None, cost)
         if keep:
-            self.kept = (self._plan_stamp(), assign, tokens, dec, prefilled, attention, r, kvd, kvp,
-                         cost, run, False)
+            self.kept = KeptPlan(self._plan_stamp(), assign, tokens, dec, prefilled, attention,
+                                 r, kvd, kvp, cost, run, False)
 
     def _run_of(self, assign: list, tokens: float, fdec: float, prefilled: float,
-                attention: float) -> tuple:
+                attention: float) -> ClosedRun:
         """What a closed run needs of a plan, in one pass over it: its class
         (prefill only, decode only, mixed), the runs with their tokens, the
         growing holds, the decoding sessions, whether a prefill moves a hold
@@ -760,4 +760,4 @@ class ClosedRuns:
                     sessions.append(s)
         regrow = None if self.spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
                                                           attention)
-        return cls, pairs, grows, sessions, moving, regrow
+        return ClosedRun(cls, pairs, grows, sessions, moving, regrow)

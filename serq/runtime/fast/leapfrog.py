@@ -13,7 +13,7 @@ relay and comes strictly before anything else:
 
 * the sums are added at each end in the relay's order (each engine's own
   sums; the interleaving is the calendar's, as before);
-* each launch takes the calendar sequence number (`env._eid`) it would have
+* each launch takes the calendar sequence number (`env.eids`) it would have
   taken, so the entries it leaves behind are the relay's;
 * the runs' remaining tokens and the holds' positions move when needed, by
   whole tokens (exact: `closed._whole_steps`), and the decode tokens are
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .closed import _hold_steps, _needs_block, _run_steps
 from ..kernel.instant import CALENDAR
+from .plan import KeptPlan
 
 if TYPE_CHECKING:
     from ..resources.engine import StepStage
@@ -53,8 +54,8 @@ def _may_go_on(st: "StepStage") -> bool:
     followed (`_plan_stamp`), whose checks `_relay_kept` has not done already
     (`ready`), and whose run `_side` has not refused (`unplain`)."""
     kept = st.kept
-    return kept is not None and kept[0] == st._plan_stamp() and not kept[11] and \
-        (kept[10] is None or kept[10] is not st.unplain)
+    return kept is not None and kept.stamp == st._plan_stamp() and not kept.ready and \
+        (kept.run is None or kept.run is not st.unplain)
 
 
 def _side(st: "StepStage") -> Optional[list]:
@@ -86,7 +87,7 @@ def _again(side: list) -> Optional[list]:
     st = side[ST]
     if not st.closed_ok or not st.burst or st.queue_waiting():
         return None
-    if not _continued(side[KEPT][10][3]):
+    if not _continued(side[KEPT].run.sessions):
         return None
     if side[TIMES]:
         side[TIMES] = []
@@ -107,10 +108,11 @@ def _continued(sessions: list) -> bool:
 def _new_side(st: "StepStage") -> Optional[list]:
     """`_plain_side` made afresh (and left on the engine for the next call)."""
     kept = st.kept
-    run = kept[10]
+    run = kept.run
     if run is None:  # (a plan's first launch: its run is made when it goes on)
-        run = st._run_of(kept[1], kept[2], float(kept[3]), kept[4], kept[5])
-        kept = st.kept = kept[:10] + (run, False)
+        run = st._run_of(kept.assign, kept.tokens, float(kept.dec), kept.prefilled,
+                         kept.attention)
+        kept = st.kept = kept._replace(run=run, ready=False)
     _cls, pairs, grows, sessions, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
@@ -132,8 +134,8 @@ def _new_side(st: "StepStage") -> Optional[list]:
             return None
     if not _continued(sessions):
         return None
-    side = st.frog = [st, kept[9], kept[2], kept[3], run[0], [], blocks, 0, 0.0, None, rs - 1,
-                      0, kept, st.iterations]
+    side = st.frog = [st, kept.cost, kept.tokens, kept.dec, run.cls, [], blocks, 0, 0.0, None,
+                      rs - 1, 0, kept, st.iterations]
     return side
 
 
@@ -155,13 +157,13 @@ def _move(side: list) -> None:
     n = side[ENDS]
     if n:
         fn = float(n)
-        for job, _t in run[1]:
+        for job, _t in run.pairs:
             job.remaining = job.remaining - fn
         side[ENDS] = 0
     n = side[LAUNCHES]
     if n:
         fn = float(n)
-        for frame, fk, _t in run[2]:
+        for frame, fk, _t in run.grows:
             frame.pos[fk] += fn
             frame.grown = True
         side[LAUNCHES] = 0
@@ -222,7 +224,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
     from its kept plan)."""
     sim = b.sim
     env = b.env
-    q = env._queue
+    q = env.queue
     by_end = sim.engine_ends
     stamp = sim.stamp
     if not _may_go_on(b):  # (as `_side` would, before the calendar's walk)
@@ -272,7 +274,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             break
     stop = t2 if t2 < q0 else q0
     warmup = b.warmup
-    eids = env._eid
+    eids = env.eids
     handled = 0
     launched = True
     now = tx
@@ -299,25 +301,25 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             ex = tx + cost
         else:  # a hold needs a block: as the relay grows it
             _move(x)
-            env._now = tx
+            env.now = tx
             kept = x[KEPT]
-            regrow = kept[10][5]
-            regrow.attention = kept[5]
+            regrow = kept.run.regrow
+            regrow.attention = kept.attention
             cost = regrow()
             if cost is None:  # it does not fit: `_closed` plans again
                 launched = False
                 break
             regrow.cost = None
-            kept = x[KEPT] = st.kept = kept[:6] + (regrow.r, regrow.kvd, regrow.kvp, cost) \
-                + kept[10:]
+            kept = x[KEPT] = st.kept = KeptPlan(*kept[:6], regrow.r, regrow.kvd, regrow.kvp,
+                                                  cost, *kept[10:])
             x[COST] = cost
             ex = tx + cost
             if not (ex >= stop or ex > horizon):
                 # it ends first: `_closed` runs it inline, its cost known
-                st.kept = kept[:11] + (True,)
+                st.kept = kept._replace(ready=True)
                 launched = False
                 break
-            blocks = _hold_steps(kept[10][2], x[RUNS] + 1)
+            blocks = _hold_steps(kept.run.grows, x[RUNS] + 1)
             # (None: the positions leave the binade; it stops at its next end)
             x[BLOCKS] = blocks - 1 if blocks is not None else 0
             if blocks is None:
@@ -370,7 +372,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
             sim.tokens.decode_run(sessions, side[ST], side[TIMES])
         heappush(q, (side[END], CALENDAR, side[EID], side[ST]._end_ev))
     sim.events += handled
-    env._now = now
+    env.now = now
     return x[ST], launched
 
 

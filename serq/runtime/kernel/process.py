@@ -12,8 +12,10 @@ SimPy schedules a failed process, so the event loop raises the error as it
 did before.
 
 It keeps SimPy's attribute names (`_generator`, `_target`, `_resume`,
-`_ok`, `_value`, `callbacks`): preemption (`holds.py`) detaches a session
-from its target and throws into its generator through them.
+`_ok`, `_value`, `callbacks`), so that the functions below treat it and a
+SimPy `Process` (a `fork` leg's) alike; the rest of the runtime uses its
+public members: `target` (the event it waits on), `start`, `detach` and
+`throw` (preemption, `resources/holds.py`), and `stop` and `generator_of`.
 """
 from __future__ import annotations
 
@@ -61,6 +63,38 @@ class SessionProcess:
         """Whether the session still waits on an event (SimPy's `Process.is_alive`)."""
         return self._target is not None
 
+    @property
+    def target(self) -> Any:
+        """The event the session waits on (None: none; SimPy's `Process.target`)."""
+        return self._target
+
+    def detach(self) -> None:
+        """Stop waiting on the target event: leave its callbacks and, if it
+        has not fired and can be cancelled (a job at a stage), cancel it."""
+        target = self._target
+        if target is None:
+            return
+        if target.callbacks is not None:
+            try:
+                target.callbacks.remove(self._resume)
+            except ValueError:
+                pass
+            cancel = getattr(target, "cancel", None)
+            if cancel is not None:
+                cancel()
+        self._target = None
+
+    def throw(self, exc: BaseException) -> None:
+        """Throw `exc` into the (detached) generator where it waits; it then
+        waits on the event it yields, or has ended."""
+        try:
+            ev = self._generator.throw(exc)
+        except StopIteration as stop:
+            self.ended(stop.value)
+            return
+        ev.callbacks.append(self._resume)
+        self._target = ev
+
     def start(self) -> None:
         """Run the session now, up to its first wait."""
         self._resume(STARTED)
@@ -90,6 +124,9 @@ class SessionProcess:
                 self._target = event
                 return
 
+    #: `resume(event)`: go on with `event`'s value (the callback a fired event calls)
+    resume = _resume
+
     def ended(self, value: Any = None) -> None:
         """The generator returned `value`."""
         self._value = value
@@ -112,6 +149,20 @@ class SessionProcess:
 
 
 _new = object.__new__
+
+
+def stop(proc: Any) -> None:
+    """End `proc` (a `SessionProcess` or a SimPy `Process`) where it waits:
+    its generator is closed; it has ended with no value, waiting on nothing."""
+    proc._generator.close()
+    proc._ok = True
+    proc._value = None
+    proc._target = None
+
+
+def generator_of(proc: Any) -> Any:
+    """The generator `proc` (a `SessionProcess` or a SimPy `Process`) runs."""
+    return proc._generator
 
 
 class _Started:

@@ -41,7 +41,8 @@ from ...core import ir
 from ...core.errors import PolicyError, SerqError, SimulationError, UsageError, shortest
 from ..resources.decision import overridden as decides
 from ..resources.engine import StepStage
-from ..resources.pools import TOL, CacheEntry, Pool
+from ...core.tolerance import TOL
+from ..resources.pools import CacheEntry, Pool
 from ..resources.stages import Fifo, Ps
 from ..watch.watchdog import STOPS
 from . import classes
@@ -261,7 +262,7 @@ def _error(obj: Any, method: str, what: str, rule: str) -> PolicyError:
     name = type(obj).__name__
     env = getattr(obj, "env", None)
     return PolicyError(f"policy {name}.{method} of {_where(obj)} {what}",
-                       getattr(env, "_now", 0.0), help=f"the rule: {rule}", policy=name,
+                       getattr(env, "now", 0.0), help=f"the rule: {rule}", policy=name,
                        method=method, rule=rule)
 
 

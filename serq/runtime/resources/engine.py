@@ -21,11 +21,9 @@ from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
 from ..kernel.instant import CALENDAR, READY, Instant, timer_event
 from ...core.numeric import seq_sum
+from ...core.tolerance import TOL
 from .decision import decision, overridden
-from .holds import TOL
 from .stages import Job, Stage
-
-EPS = 1e-9
 
 
 def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
@@ -104,7 +102,7 @@ class StepStage(Stage):
         self._end_ev = timer_event(self.env)
         self.burst = False  # set by the event loop when it allows `_burst`
         self.bursting = False  # inside `_burst`
-        self.kept: Optional[tuple] = None  # the plan of a closed run's launched iteration
+        self.kept: Optional[tuple] = None  # `fast.plan.KeptPlan`, a closed run's iteration
         # what changed this engine's residents (`ClosedRuns._plan_stamp`)
         self.own_stamp = 0
         self.own_plans = False  # kept plans are checked against `own_stamp` (`allow_burst`)
@@ -112,6 +110,7 @@ class StepStage(Stage):
         self.frog: Optional[list] = None  # `leapfrog`'s side of this engine, kept across calls
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
+        self.paused = 0  # pauses in force (`pause`): no iteration starts while > 0
         # statistics
         self.iterations = 0
         self.cls_time = [0.0, 0.0, 0.0]   # prefill only, decode only, mixed
@@ -150,14 +149,14 @@ class StepStage(Stage):
         env = self.env
         self.sim.stamp += 1
         self.own_stamp += 1
-        self._advance(env._now)
+        self._advance(env.now)
         job = StepJob(env, session, work, self)
         job.mode = mode
         job.remaining = work
         job.growing = growing
         job.stall = None
         job.frame = None
-        job.joined = env._now
+        job.joined = env.now
         if mode == "prefill" and session is not None:
             self.sim.tokens.prefill_run(session, work)
         adm = session.adm_seq if session is not None and session.adm_seq else math.inf
@@ -176,7 +175,7 @@ class StepStage(Stage):
         """A resident leaves unfinished (its owner was preempted or ended)."""
         self.sim.stamp += 1
         self.own_stamp += 1
-        self._advance(self.env._now)
+        self._advance(self.env.now)
         if job in self.residents:
             self.residents.remove(job)
             self.n -= 1
@@ -369,9 +368,25 @@ class StepStage(Stage):
         """Without fast paths an engine never handles iterations itself."""
 
     def end_of_instant(self) -> None:
-        """The instant has settled: attempt an iteration if idle with work."""
-        if self.running is None and (self.residents or self.queue_waiting()):
+        """The instant has settled: attempt an iteration if idle with work
+        (and not paused)."""
+        if self.running is None and (self.residents or self.queue_waiting()) \
+                and not self.paused:
             self.attempt()
+
+    def pause(self) -> None:
+        """Start no iteration until as many `resume`s (a user process's
+        failure injector, docs/guide/simpy.md): the running iteration
+        finishes; nothing is preempted. The engine's fast paths are off from
+        now on (they would launch iterations without asking)."""
+        self.paused += 1
+        self.allow_burst(False)
+
+    def resume(self) -> None:
+        """End one `pause`; the last one lets the engine attempt at once."""
+        self.paused -= 1
+        if not self.paused:
+            self.instant.mark(self)
 
     def attempt(self) -> None:
         """Plan an iteration (§7); start it unless it schedules nothing."""
@@ -409,7 +424,7 @@ class StepStage(Stage):
         the holds' positions, the statistics; its end is a calendar entry
         (or, in a burst, handled inline when nothing else comes first)."""
         env = self.env
-        now = env._now
+        now = env.now
         if cost is None:
             cost = self._checked_cost(self.spec.cost(
                 tokens, float(decoders), prefilled, res, kvd, kvp, attention, self.registers),
@@ -445,7 +460,7 @@ class StepStage(Stage):
         else:
             sim.claims_iteration(self, plan, decoders, res, kvd, kvp)
         end = now + cost
-        q = env._queue
+        q = env.queue
         if self.bursting and (not q or q[0][0] > end) and end <= sim.horizon \
                 and sim.drained is None:
             self.running = (assign, None)  # `_burst` ends it at `end`
@@ -461,7 +476,7 @@ class StepStage(Stage):
         env = self.env
         ev = self._end_ev
         ev.callbacks = self._end_cbs
-        heappush(env._queue, (end, CALENDAR, next(env._eid), ev))
+        heappush(env.queue, (end, CALENDAR, next(env.eids), ev))  # schedule_at, inline
         self.running = (assign, ev)
 
     def _checked_cost(self, cost: float, tokens: float) -> float:
@@ -469,13 +484,13 @@ class StepStage(Stage):
         if not cost > 0 and tokens > 0 or cost != cost:
             raise SimulationError(
                 f"stage `{self.label}`: the cost is {shortest(cost)}; an iteration that "
-                "schedules tokens lasts a positive time", self.env._now)
+                "schedules tokens lasts a positive time", self.env.now)
         return cost if cost >= 0.0 else 0.0
 
     def _finish(self) -> None:
         sim = self.sim
         sim.events += 1
-        now = self.env._now
+        now = self.env.now
         if now - self.t_last:  # (else `_advance` has nothing to add)
             self._advance(now)
         assign = self.running[0]
@@ -494,7 +509,7 @@ class StepStage(Stage):
                     if decode is None:
                         decode = sim.tokens.decode
                     decode(s, self, now)
-            if rem <= EPS:
+            if rem <= TOL:
                 if done is None:
                     done = [job]
                 else:
@@ -508,8 +523,6 @@ class StepStage(Stage):
                 self._record(job, now)
                 if job.mode == "prefill" and job.session is not None:
                     sim.tokens.token(job.session, self, False, now)
-                job._ok = True
-                job._value = None
                 self.env.schedule(job, READY)
         instant = self.instant  # `instant.mark(self)`, its common case inline
         if not self.dirty:

@@ -14,10 +14,13 @@ from simpy.events import Event
 
 from ...core import ir
 from ...core.numeric import seq_sum
-from ..kernel.instant import CALENDAR, fire
+from ..kernel.calendar import fire_entry, trigger
+from ..kernel.instant import CALENDAR
 from .stages import Job, Stage
 
-EPS = 1e-12
+#: a stage is full once its residual rate is at most this share of its `phi`
+#: (a relative round-off bound of the water-filling, not a tolerance of the spec)
+FULL_SHARE = 1e-12
 
 
 class SharedStage(Stage):
@@ -50,7 +53,7 @@ class SharedStage(Stage):
         self.net.remove(job)
 
     def work(self) -> float:
-        self.net.sync(self.env._now)
+        self.net.sync(self.env.now)
         return seq_sum(f.remaining for f in self.flows)
 
 
@@ -88,7 +91,7 @@ class FlowNetwork:
             self.t_last = now
 
     def start(self, stages: tuple[SharedStage, ...], session: Any, work: float) -> Job:
-        now = self.env._now
+        now = self.env.now
         self.sync(now)
         job = Job(self.env, session, work, stages[0])
         job.remaining = work
@@ -110,7 +113,7 @@ class FlowNetwork:
 
     def end_of_instant(self) -> None:
         """Recompute every rate and schedule the earliest completion."""
-        now = self.env._now
+        now = self.env.now
         self.sync(now)
         for st in self.stages:
             st._advance(now)
@@ -130,10 +133,8 @@ class FlowNetwork:
         if best is None:
             return
         ev = Event(self.env)
-        ev._ok = True
-        ev._value = (self.gen, best)
         ev.callbacks.append(self._timer)
-        self.env.schedule(ev, CALENDAR, max(best_t, 0.0))
+        trigger(self.env, ev, CALENDAR, max(best_t, 0.0), (self.gen, best))
 
     def _bottleneck(self) -> None:
         for f in self.flows:
@@ -155,13 +156,13 @@ class FlowNetwork:
             full = set()
             for st, c in counts.items():
                 residual[st] -= inc * c
-                if residual[st] <= EPS * st.phi:
+                if residual[st] <= FULL_SHARE * st.phi:
                     full.add(st)
             unfrozen = [f for f in unfrozen if not any(st in full for st in f.stages)]
 
     def remove(self, job: Job, finished: bool = False) -> None:
         """Take a flow out of every stage it holds (`finished`: it completed)."""
-        now = self.env._now
+        now = self.env.now
         self.sync(now)
         self.flows.remove(job)
         for st in job.stages:
@@ -174,8 +175,8 @@ class FlowNetwork:
 
     def _timer(self, ev: Event) -> None:
         self.sim.events += 1
-        gen, job = ev._value
+        gen, job = ev.value
         if gen != self.gen:
             return
         self.remove(job, finished=True)
-        fire(job)
+        fire_entry(job)

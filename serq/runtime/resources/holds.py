@@ -18,8 +18,10 @@ from typing import Any, Callable, Optional
 from simpy.events import Event
 
 from ...core.errors import SimulationError, amount_error, shortest
+from ..kernel.calendar import trigger
 from ..kernel.instant import READY, fire, timer
-from .pools import TOL, CacheEntry, Pool
+from ...core.tolerance import TOL
+from .pools import CacheEntry, Pool
 
 Fn = Callable[..., Any]
 
@@ -154,7 +156,7 @@ class HoldManager:
     # -- helpers ----------------------------------------------------------------
     def _amount(self, value: float, text: str) -> float:
         if not value >= 0.0:
-            raise amount_error(value, text, self.env._now)
+            raise amount_error(value, text, self.env.now)
         return value
 
     def _frame_of(self, s: Any, pool: Pool, what: str) -> tuple[HoldFrame, int]:
@@ -163,7 +165,7 @@ class HoldManager:
                 if p is pool:
                     return frame, k
         raise SimulationError(f"`{what} {pool.label}` outside a hold of `{pool.label}`",
-                              self.env._now)
+                              self.env.now)
 
     def _next_rseq(self) -> int:
         self.rseq += 1
@@ -217,7 +219,7 @@ class HoldManager:
         q.touch()
         frame.admitted = False
         frame.front = front
-        frame.enq_time = self.env._now
+        frame.enq_time = self.env.now
         self.enq_seq += 1
         frame.enq_seq = self.enq_seq
         frame.event = WaitEvent(self.env, frame)
@@ -254,7 +256,7 @@ class HoldManager:
     def _admit(self, frame: HoldFrame, inline: bool = False) -> None:
         s = frame.session
         spec = frame.spec
-        now = self.env._now
+        now = self.env.now
         reuse = None if spec.reuse is None else self._amount(spec.reuse(s), spec.text)
         best = 0.0
         for k, p in enumerate(frame.pools):
@@ -298,9 +300,7 @@ class HoldManager:
         if inline:
             fire(ev)
         else:
-            ev._ok = True
-            ev._value = None
-            self.env.schedule(ev, READY)
+            trigger(self.env, ev, READY)
 
     def end(self, s: Any, frame: HoldFrame) -> None:
         """Scope end: release (or lease) every pool, then retry (§4.2 step 6)."""
@@ -326,7 +326,7 @@ class HoldManager:
             keep = p.rd(min(max(cache(s), 0.0), computed))
             if keep > 0:
                 snap = snapshot(s) if p.spec.snapshots else None
-                p.put_entry(CacheEntry(s.sid, keep, self.env._now, self._next_rseq(), s, snap))
+                p.put_entry(CacheEntry(s.sid, keep, self.env.now, self._next_rseq(), s, snap))
                 return keep
         return 0.0
 
@@ -388,7 +388,7 @@ class HoldManager:
             raise SimulationError(
                 f"{text}: the hold has {shortest(frame.alloc[k])} allocated and "
                 f"{shortest(frame.pos[k])} computed; a load must fit the allocation "
-                "(grow first)", self.env._now)
+                "(grow first)", self.env.now)
         frame.pos[k] += n
         frame.grown = True
 
@@ -423,7 +423,7 @@ class HoldManager:
 
     def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
         pool.make_room(need)
-        if pool.env._now - pool.t_last:  # (else eviction touched it just now)
+        if pool.env.now - pool.t_last:  # (else eviction touched it just now)
             pool.touch()
         pool.used += need
         frame.alloc[k] += need
@@ -435,14 +435,14 @@ class HoldManager:
         if pool.memory_of:
             # engine residents, in the engine's admission order (Part 03 §7.3)
             candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
-            candidates.sort(key=lambda f: f.session.proc._target.adm)
+            candidates.sort(key=lambda f: f.session.proc.target.adm)
         if not candidates:
             return None
         return pool.preempt_victim(candidates)
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:
-        target = s.proc._target if s.proc is not None else None
+        target = s.proc.target if s.proc is not None else None
         return target is not None and getattr(target, "stage", None) in stages \
             and target in target.stage.residents
 
@@ -512,10 +512,7 @@ class HoldManager:
                 g.job.stage.own_stamp += 1  # its resident may be served again
                 g.job.stage.instant.mark(g.job.stage)
                 continue
-            ev = g.event
-            ev._ok = True
-            ev._value = None
-            self.env.schedule(ev, READY)
+            trigger(self.env, g.event, READY)
 
     def pool_pass(self) -> None:
         """Retry growers and admit queue heads at every pool, in order (the
@@ -571,29 +568,10 @@ class HoldManager:
             self._throw(s, Preempted(frame))
 
     def _detach(self, s: Any) -> None:
-        proc = s.proc
-        target = proc._target
-        if target is None:
-            return
-        if target.callbacks is not None:
-            try:
-                target.callbacks.remove(proc._resume)
-            except ValueError:
-                pass
-        cancel = getattr(target, "cancel", None)
-        if cancel is not None and target.callbacks is not None:
-            cancel()
-        proc._target = None
+        s.proc.detach()
 
     def _throw(self, s: Any, exc: BaseException) -> None:
-        proc = s.proc
-        try:
-            ev = proc._generator.throw(exc)
-        except StopIteration as stop:
-            proc.ended(stop.value)
-            return
-        ev.callbacks.append(proc._resume)
-        proc._target = ev
+        s.proc.throw(exc)
 
     # -- session end, spill ---------------------------------------------------------------
     def end_session(self, s: Any) -> None:
@@ -612,7 +590,7 @@ class HoldManager:
     def spill(self, pool: Pool, entry: CacheEntry, piece: float) -> None:
         """An evicted piece is written to the tier (§9)."""
         sp = pool.spec.spill
-        now = self.env._now
+        now = self.env.now
         attrs = entry.attrs()
         waiting = pool._waiting(entry)
         if sp.when(attrs, piece, now - entry.last, entry.last, waiting) == 0:

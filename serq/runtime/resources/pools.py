@@ -26,9 +26,8 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from ...core.errors import SimulationError, shortest
+from ...core.tolerance import TOL
 from .decision import decision, overridden
-
-TOL = 1e-9  # capacity tolerance (Part 03 conventions)
 
 
 class CacheEntry:
@@ -133,7 +132,7 @@ class Pool:
     # -- time averages ------------------------------------------------------------
     def touch(self) -> None:
         """Integrate the averaged quantities up to now (call before a change)."""
-        now = self.env._now
+        now = self.env.now
         dt = now - self.t_last
         if dt:
             self.int_used += self.used * dt
@@ -211,7 +210,7 @@ class Pool:
         keys = self.spec.queue_keys
         if keys is None:
             return self.queue[0]
-        now = self.env._now
+        now = self.env.now
         best = None
         best_key = None
         for frame in self.queue:
@@ -238,7 +237,7 @@ class Pool:
         keyfn = self.spec.evict_keys
         if keyfn is None:
             return min(entries, key=_lru_key)
-        now = self.env._now
+        now = self.env.now
         best = None
         best_key = None
         for e in entries:
@@ -407,7 +406,7 @@ class Pool:
         (`overhang`)."""
         held = sum(f.alloc[f.pools.index(self)] for f in self.frames)
         held += sum(lease.alloc for lease in self.leases)
-        now = self.env._now
+        now = self.env.now
         excess = self.used + self.cached - self.cap
         if excess <= 1e-6:
             self.overhang = 0.0

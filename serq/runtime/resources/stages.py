@@ -19,29 +19,29 @@ from typing import Any, Callable, Optional
 
 from simpy.events import Event
 
-from ..kernel.instant import CALENDAR, Instant, fire
+from ..kernel.calendar import Entry, fire_entry, trigger
+from ..kernel.instant import CALENDAR, Instant
 from .decision import decision
 from ...core.numeric import seq_sum
 
 ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 
 
-class Job(Event):
+class Job(Entry, Event):
     """One run of one session at one stage; succeeds at completion."""
 
-    # the event's own fields as slots too: no per-job dict (Event has none of them as slots)
-    __slots__ = ("env", "callbacks", "_value", "_ok",
+    # the event's own fields as slots too: no per-job dict (Event has none of them as
+    # slots); it is always a success with no value (`Entry`)
+    __slots__ = ("env", "callbacks",
                  "session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
 
     def __init__(self, env: Any, session: Any, work: float, stage: "Stage"):
         self.env = env
         self.callbacks = []
-        self._value = None
-        self._ok = True
         self.session = session
         self.work = work
-        self.arrival = env._now
-        self.start = env._now
+        self.arrival = env.now
+        self.start = env.now
         self.stage = stage
         self.cancelled = False
 
@@ -207,7 +207,7 @@ class Delay(Stage):
     def request(self, session: Any, work: float) -> Job:
         """Start a job of `work` time units for `session`."""
         env = self.env
-        now = env._now
+        now = env.now
         self._advance(now)
         self.n += 1
         job = Job(env, session, work, self)
@@ -221,7 +221,7 @@ class Delay(Stage):
         self.sim.events += 1
         if job.cancelled:
             return
-        now = self.env._now
+        now = self.env.now
         self._advance(now)
         self.n -= 1
         self.in_service.pop(job, None)
@@ -229,13 +229,13 @@ class Delay(Stage):
 
     def cancel(self, job: Job) -> None:
         """Remove an unfinished job (its completion entry then does nothing)."""
-        self._advance(self.env._now)
+        self._advance(self.env.now)
         self.n -= 1
         self.in_service.pop(job, None)
 
     def work(self) -> float:
         """Remaining work of the jobs present."""
-        now = self.env._now
+        now = self.env.now
         return seq_sum(job.start + job.work - now for job in self.in_service)
 
 
@@ -265,7 +265,7 @@ class Fifo(Stage):
     def request(self, session: Any, work: float) -> Job:
         """Queue a job of `work` time units for `session`."""
         env = self.env
-        now = env._now
+        now = env.now
         self._advance(now)
         self.n += 1
         job = Job(env, session, work, self)
@@ -274,7 +274,7 @@ class Fifo(Stage):
             self.busy += 1
             if self.track_work:
                 self.in_service[job] = None
-            heappush(env._queue, (now + work, CALENDAR, next(env._eid), job))
+            heappush(env.queue, (now + work, CALENDAR, next(env.eids), job))  # schedule_at
         else:
             self.waiting.append(job)
         return job
@@ -282,16 +282,16 @@ class Fifo(Stage):
     def _start(self, job: Job) -> None:
         env = self.env
         self.busy += 1
-        job.start = env._now
+        job.start = env.now
         if self.track_work:
             self.in_service[job] = None
-        heappush(env._queue, (env._now + job.work, CALENDAR, next(env._eid), job))
+        heappush(env.queue, (env.now + job.work, CALENDAR, next(env.eids), job))  # schedule_at
 
     def _complete(self, job: Job) -> None:
         self.sim.events += 1
         if job.cancelled:
             return
-        now = self.env._now
+        now = self.env.now
         self._advance(now)
         self.n -= 1
         self.busy -= 1
@@ -303,7 +303,7 @@ class Fifo(Stage):
 
     def cancel(self, job: Job) -> None:
         """Remove an unfinished job; a freed server takes the next one."""
-        self._advance(self.env._now)
+        self._advance(self.env.now)
         self.n -= 1
         if job in self.waiting:
             self.waiting.remove(job)
@@ -320,14 +320,14 @@ class Fifo(Stage):
         """`count` servers from now (a process's change, `serq.build`): more
         start waiting jobs at once; fewer take no new job until the jobs in
         service that exceed them have finished (nothing is preempted)."""
-        self._advance(self.env._now)
+        self._advance(self.env.now)
         self.servers = count
         while self.waiting and self.busy < self.servers:
             self._start(self.select_next())
 
     def work(self) -> float:
         """Work of waiting jobs plus what remains of jobs in service."""
-        now = self.env._now
+        now = self.env.now
         total = 0.0
         for job in self.in_service:
             total += job.start + job.work - now
@@ -388,7 +388,7 @@ class Ps(Stage):
     def request(self, session: Any, work: float) -> Job:
         """Join the shared server with `work` units."""
         env = self.env
-        now = env._now
+        now = env.now
         self._advance(now)
         self._sync(now)
         self.n += 1
@@ -409,7 +409,7 @@ class Ps(Stage):
         if not self.n:
             self.rate = 0.0
             return
-        now = self.env._now
+        now = self.env.now
         self._sync(now)
         phi = self.capacity(self.n)
         if not phi > 0:
@@ -421,15 +421,13 @@ class Ps(Stage):
         if delay < 0:
             delay = 0.0
         ev = Event(self.env)
-        ev._ok = True
-        ev._value = self.gen
         ev.callbacks.append(self._timer)
-        self.env.schedule(ev, CALENDAR, delay)
+        trigger(self.env, ev, CALENDAR, delay, self.gen)
 
     def _timer(self, ev: Event) -> None:
         self.sim.events += 1
-        now = self.env._now
-        if ev._value != self.gen and (
+        now = self.env.now
+        if ev.value != self.gen and (
                 not self.heap or self.heap[0][0] - self._vnow(now) > TAG_TOL * max(1.0, self.vtime)):
             # an entry made before the last change of the job set does
             # nothing, unless the first job's tag is reached now: then it is
@@ -446,11 +444,11 @@ class Ps(Stage):
         self.n -= 1
         self._record(job, now)
         self._changed()
-        fire(job)
+        fire_entry(job)
 
     def cancel(self, job: Job) -> None:
         """Remove an unfinished job from the shared server."""
-        now = self.env._now
+        now = self.env.now
         self._advance(now)
         self._sync(now)
         self.heap = [e for e in self.heap if e[2] is not job]
@@ -460,5 +458,5 @@ class Ps(Stage):
 
     def work(self) -> float:
         """Sum of the remaining work of the jobs present."""
-        v = self._vnow(self.env._now)
+        v = self._vnow(self.env.now)
         return seq_sum(tag - v for tag, _s, _j in self.heap)

@@ -8,15 +8,16 @@ session is created. `batch` and `closed` create their sessions at start-up;
 from __future__ import annotations
 
 import math
+from heapq import heappush
 from typing import Any, Callable, Optional
 
-from heapq import heappush
 
 from ...core.errors import SimulationError, shortest
+from ..kernel.calendar import Entry, schedule_at
 from ..kernel.instant import CALENDAR
 
 
-class OpenArrivals:
+class OpenArrivals(Entry):
     """`poisson(λ)` (gap = −ln(1 − U)/λ, first arrival at 0) or
     `renewal(g)` (first arrival one gap after 0)."""
 
@@ -31,15 +32,13 @@ class OpenArrivals:
         self.count = 0
         self.done = False
         # the process is its own calendar entry (one at a time), as an event
-        self._ok = True
-        self._value = None
         self._callbacks = [self._arrive]
         self.callbacks: Optional[list] = None
 
     def _schedule(self, delay: float) -> None:
         env = self.sim.env
         self.callbacks = self._callbacks
-        heappush(env._queue, (env._now + delay, CALENDAR, next(env._eid), self))
+        schedule_at(env, env.now + delay, CALENDAR, self)
 
     def start(self) -> None:
         """Schedule the first arrival."""
@@ -65,7 +64,7 @@ class OpenArrivals:
             env = sim.env
             self.callbacks = self._callbacks
             gap = -math.log(1.0 - self.stream.uniform()) / self.rate
-            heappush(env._queue, (env._now + gap, CALENDAR, next(env._eid), self))
+            heappush(env.queue, (env.now + gap, CALENDAR, next(env.eids), self))  # schedule_at
         else:
             self._schedule(self._gap())
         # in the plain loop no session is ready while a calendar entry is

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from ...core import ir
 from ...report.model import ClaimRow
 from ..compile.exprs import ExprCompiler, Scope
+from ..compile import names as N
 
 ITERATION = ("tokens", "prefilled", "decoders", "residents", "kv_decode", "kv_prefill",
              "attention", "demand", "served", "arrived")
@@ -69,7 +70,7 @@ class Claims:
         for name in sorted({n.name for c in claims for n in _aggregates(c.value)}):
             self.all_values[name] = []
         for fn, agg in AGGREGATES.items():
-            ns.globals[f"_agg_{fn}"] = agg
+            ns.globals[f"{N.AGGREGATE}{fn}"] = agg
         for name, values in self.all_values.items():
             exprs.obs_lists[name] = ns.bind(values, "allv")
         for c in claims:

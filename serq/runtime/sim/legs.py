@@ -27,7 +27,10 @@ from simpy.events import Event, Process
 
 from ...core.errors import SimulationError
 from ..random import rng as rngmod
+from ..kernel.calendar import trigger
 from ..kernel.instant import READY
+from ..kernel.process import stop as stop_process
+from ..compile import names as N
 
 KIND_LEG = 3  # Part 07 §3.2 `c` of a leg's stream (pyserq 0.1.3–0.1.5)
 
@@ -51,9 +54,9 @@ class Legs:
         self.env = sim.env
         self.joining: dict[Any, str] = {}   # session -> where its `join` is written
         g = sim.ns.globals
-        g["_fork"] = self.fork
-        g["_leg_end"] = self.leg_end
-        g["_join"] = self.join
+        g[N.FORK] = self.fork
+        g[N.LEG_END] = self.leg_end
+        g[N.JOIN] = self.join
 
     def fork(self, s: Any, body: Callable, at: str) -> None:
         """Start a leg of `s` running `body` (it becomes ready behind the
@@ -100,9 +103,7 @@ class Legs:
         if ev is not None and not s.legs:
             s.join_ev = None
             self.joining.pop(s, None)
-            ev._ok = True
-            ev._value = None
-            self.env.schedule(ev, READY)
+            trigger(self.env, ev, READY)
 
     def join(self, s: Any, where: str) -> Event:
         """`join;` with legs still running: the event their last end fires."""
@@ -118,7 +119,7 @@ class Legs:
             leg = s.legs[0]
             raise SimulationError(
                 f"session {s.sid} ends while a leg it forked runs (the leg of the "
-                f"`fork` at {leg.at}, {where(leg)})", self.env._now,
+                f"`fork` at {leg.at}, {where(leg)})", self.env.now,
                 help="write `join;` where the session waits for its legs, before it ends")
 
     def refused(self, s: Any) -> None:
@@ -144,10 +145,7 @@ class Legs:
         self.sim.holds._detach(s)
         proc = s.proc
         if proc is not None and proc.is_alive:
-            proc._generator.close()
-            proc._ok = True
-            proc._value = None
-            proc._target = None
+            stop_process(proc)
 
     # -- sessions and legs that wait for each other ----------------------------------
     def check_deadlock(self) -> None:
@@ -180,7 +178,7 @@ class Legs:
         lines = [f"{party(s)} waits at {waits[s][0]}" for s in order]
         raise SimulationError(
             "the run ends with sessions and legs that wait for each other: "
-            + "; ".join(lines), self.env._now,
+            + "; ".join(lines), self.env.now,
             help="a leg waits for units a lease holds until its session's copy while the "
                  "session waits for the leg inside a hold another leg needs; a finite "
                  "`lease`, larger pools, or the `join` before the hold breaks the cycle")

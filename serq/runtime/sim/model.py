@@ -10,7 +10,8 @@ A process meets a resource through a handle, never through the runtime
 object itself, and changes it only through the handle's checked changes (as
 a policy's decisions are checked): a `fifo` stage's number of servers
 (`stage.servers = c`), a server taken out of service with SimPy's protocol
-(`with stage.request() as req: yield req; …`, released at the block's end)
+(`with stage.request() as req: yield req; …`, released at the block's end),
+a step engine paused the same way (`with engine.pause() as p: yield p; …`)
 and a pool's capacity (`pool.capacity = units`). A change that breaks its
 rule stops the run with a `ChangeError` naming the resource, the change and
 the rule.
@@ -24,6 +25,7 @@ from simpy.events import Event
 
 from ...core.errors import SimulationError, shortest
 from ..policy.guards import PolicyError
+from ..resources.engine import StepStage
 from ..resources.pools import Pool
 from ..resources.stages import Fifo, Stage
 
@@ -78,6 +80,34 @@ class OutOfService(Event):
             self.handle.servers = self.handle.servers + 1
 
 
+class Paused(Event):
+    """A step engine paused (`StageHandle.pause`).
+
+    Succeeds at once: from then on the engine starts no iteration; the one
+    running finishes first (nothing is preempted), sessions keep arriving
+    and wait. `resume()` (or leaving a `with` block) lets the engine go on
+    at once. Pauses may overlap: the engine goes on when the last ends."""
+
+    def __init__(self, handle: "StageHandle"):
+        super().__init__(handle.resource.env)
+        self.handle = handle
+        self.resumed = False
+        handle.resource.pause()
+        self.succeed()
+
+    def __enter__(self) -> "Paused":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.resume()
+
+    def resume(self) -> None:
+        """Let the engine go on (once)."""
+        if not self.resumed:
+            self.resumed = True
+            self.handle.resource.resume()
+
+
 class StageHandle:
     """A declared stage (one member) as a SimPy process sees it."""
 
@@ -114,6 +144,15 @@ class StageHandle:
             raise _refuse(stage, "request", "asked for a server while none is in service",
                           "a request takes a server that is in service")
         return OutOfService(self)
+
+    def pause(self) -> Paused:
+        """Pause a step engine (SimPy's protocol: `with engine.pause() as p:
+        yield p; …`): it starts no iteration until the pause ends."""
+        stage = self.resource
+        if not isinstance(stage, StepStage):
+            raise _refuse(stage, "pause", f"is not offered by a `{stage.kind}` stage",
+                          "a pause stops a step engine's iterations")
+        return Paused(self)
 
     def release(self, request: OutOfService) -> None:
         """Put the server `request` took back in service."""

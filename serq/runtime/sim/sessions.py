@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...core import ir
+from ..compile import names as N
 
 RESERVED_SLOTS = ("sid", "rng", "corpus", "cursor", "proc", "holds", "leases", "pending",
                   "preempt_pos", "stuck", "ended", "adm_seq", "tok", "parent", "legs", "forks",
@@ -63,7 +64,7 @@ def session_class(slots: dict[str, str], ns_globals: dict[str, Any],
     exec("\n".join(body) + "\n", ns)
     cls = type("Session", (), {"__slots__": tuple(names), "__init__": ns["__init__"],
                                "attribute": _attribute, "attribute_slots": dict(slots)})
-    ns_globals["_Session"] = cls
+    ns_globals[N.SESSION_CLASS] = cls
     return cls
 
 

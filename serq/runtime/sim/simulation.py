@@ -12,8 +12,6 @@ from dataclasses import replace
 from heapq import heappop, heappush
 from typing import Any, Callable, Optional
 
-import simpy
-
 from ...core import ir
 from ...core.errors import SimulationError, shortest
 from ...report.model import GaugeRow, PoolRow, Report, Series, StageRow
@@ -35,12 +33,14 @@ from ..compile.schedule import StepCompiler
 from .tokens import TokenLog
 from ..resources.pools import Pool
 from ..compile.poolspec import SpecCompiler, resolve_member
+from ..kernel.calendar import Calendar, is_ok, raise_failure, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
 from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess
 from .sessions import TraceCursor, attribute_slots, session_class
 from ..resources.stages import Delay, Fifo, Ps, Stage
 from ..watch.ticker import Ticker
+from ..compile import names as N
 
 #: `progress(now)` or `progress(now, events)`, called from a helper thread
 #: about four times a second of wall time (`ticker.Ticker`).
@@ -71,7 +71,7 @@ class Simulation:
         self.progress = progress
         self.policies = bind_policies(program, policies)
         self.check_invariants = check_invariants
-        self.env = simpy.Environment(initial_time=0.0)
+        self.env = Calendar(0.0)
         self.instant = Instant(self.env)
         # counters of the run line
         self.events = 0
@@ -113,7 +113,7 @@ class Simulation:
         from ..compile.schedule import reads_any
         self.steps = StepCompiler(self.exprs, self.slots,
                                   claims_read_kv=reads_any(prog.claims, {"kv_decode", "kv_prefill"}))
-        ns.globals["_machine"] = self.machine
+        ns.globals[N.MACHINE_STREAM] = self.machine
         self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
         for order, decl in enumerate(prog.stages):
             self._make_stage(decl, order)
@@ -129,13 +129,13 @@ class Simulation:
         self._bind_engines(prog)
         self.fleet.bind(self.step_list, self.pool_list)
         g = ns.globals
-        g["_hold_begin"] = self.holds.begin
-        g["_hold_end"] = self.holds.end
-        g["_grow"] = self.holds.grow
-        g["_load"] = self.holds.load
-        g["_release"] = self.holds.release
-        g["_drop"] = self.holds.drop
-        g["_Preempted"] = Preempted
+        g[N.HOLD_BEGIN] = self.holds.begin
+        g[N.HOLD_END] = self.holds.end
+        g[N.GROW] = self.holds.grow
+        g[N.LOAD] = self.holds.load
+        g[N.RELEASE] = self.holds.release
+        g[N.DROP] = self.holds.drop
+        g[N.PREEMPTED] = Preempted
         self.Session = session_class(self.slots, ns.globals, pools=bool(self.pool_list))
         self.series: dict[str, Series] = {}
         for name in prog.observations:
@@ -147,21 +147,21 @@ class Simulation:
         self.legs: Optional[Legs] = None
         if any(isinstance(n, ir.Fork) for n in ir.walk(prog.session or [])):
             self.legs = Legs(self)
-            ns.globals["_end"] = self.finish_session
+            ns.globals[N.END] = self.finish_session
         else:
-            ns.globals["_end"] = self.end_session
-        ns.globals["_resp"] = self._response
-        ns.globals["_rqb"] = self.tokens.begin_request
+            ns.globals[N.END] = self.end_session
+        ns.globals[N.RESPONSE] = self._response
+        ns.globals[N.REQUEST_BEGIN] = self.tokens.begin_request
         wl = prog.workload
         self.trace = None
         if wl.trace is not None:
             stream = None if wl.trace.ordered else rngmod.trace_stream(self.seed)
             self.trace = TraceCursor(wl.trace, stream)
-            ns.globals["_trace_load"] = TraceCursor.load
+            ns.globals[N.TRACE_LOAD] = TraceCursor.load
         self.compiler = SessionCompiler(
             ns, self.exprs, warmup=self.warmup, attrs=self.slots,
             observe_sink=self._sink, run_request=self._run_target,
-            turn_hook=self._turn_code, request_sink="_resp", hold_spec=self.specs.hold)
+            turn_hook=self._turn_code, request_sink=N.RESPONSE, hold_spec=self.specs.hold)
         self.compiler.tokens = bool(self.step_list)
         self.claims: Optional[Claims] = None
         if prog.claims:
@@ -185,19 +185,19 @@ class Simulation:
                     seed, turn, rngmod.KIND_WORKLOAD, scheme)
             return factory(sid)
 
-        ns.globals["_wstream"] = wstream
+        ns.globals[N.WORKLOAD_STREAM] = wstream
         self.init_fn = None
         if wl.init:
-            wscope = Scope("s", "_w", self.slots)
-            pro = ["_w = _wstream(s.sid, 0)"] if _draws(wl.init) else []
-            self.init_fn = self.compiler.function("_init", wl.init, wscope, pro)
+            wscope = Scope("s", N.WORKLOAD_DRAWS, self.slots)
+            pro = [f"{N.WORKLOAD_DRAWS} = {N.WORKLOAD_STREAM}(s.sid, 0)"] if _draws(wl.init) else []
+            self.init_fn = self.compiler.function(N.INIT_FUNCTION, wl.init, wscope, pro)
         self.session_streams = rngmod.SessionStreams(seed, 0, rngmod.KIND_SESSION, scheme)
         self.session_draws = prog.session is not None and _draws(prog.session)
         self.body = None
         if prog.session is not None:
             scope = Scope("s", "s.rng", self.slots)
             self.body = self.compiler.generator(
-                "_session", prog.session, scope, prologue=[], epilogue=["_end(s)"])
+                N.SESSION_FUNCTION, prog.session, scope, prologue=[], epilogue=[f"{N.END}(s)"])
         self.gauges: list[tuple[str, Callable[[], float], GaugeTrace]] = []
         for g in prog.gauges:
             fn = ns.function("", self.exprs.expr(g.value, Scope(None, None, {})), "gauge")
@@ -207,8 +207,8 @@ class Simulation:
             stream = rngmod.arrival_stream(seed)
             gap = None
             if wl.arrival == "renewal":
-                ns.globals["_arrival_rng"] = stream
-                gap = ns.function("", self.exprs.expr(wl.gap, Scope(None, "_arrival_rng", {})),
+                ns.globals[N.ARRIVAL_STREAM] = stream
+                gap = ns.function("", self.exprs.expr(wl.gap, Scope(None, N.ARRIVAL_STREAM, {})),
                                   "gap")
             self.arrival_proc = OpenArrivals(
                 self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
@@ -268,9 +268,8 @@ class Simulation:
                     stage.spec = spec
                     stage.registers = dict(spec.registers)
             elif decl.kind == "ps" and not decl.shared:
-                cap = self.ns.function("present", self.exprs.expr(
-                    decl.capacity, Scope(None, "_machine", {}, {"present": "float(present)"})),
-                    "cap")
+                cap_scope = Scope(None, N.MACHINE_STREAM, {}, {"present": "float(present)"})
+                cap = self.ns.function("present", self.exprs.expr(decl.capacity, cap_scope), "cap")
                 for stage in members:
                     stage.capacity = cap
 
@@ -331,7 +330,7 @@ class Simulation:
                 demand += min(job.remaining, chunk) if chunk > 0 else job.remaining
         values = (plan.tokens, plan.prefilled, float(decoders), residents, kv_decode,
                   kv_prefill, plan.attention, demand, served, float(self.arrivals))
-        self.claims.iteration(stage, self.env._now, values)
+        self.claims.iteration(stage, self.env.now, values)
 
     def _track_estimates(self) -> None:
         """Online estimates, and the jobs in service for `work(S)`, are kept
@@ -390,19 +389,19 @@ class Simulation:
         w.emit("s.turn_no += 1.0")
         ctr = self.ns.bind(self, "sim")
         if self.warmup > 0:
-            w.emit(f"if _env._now >= {self.warmup!r}: {ctr}.turns += 1")
+            w.emit(f"if {N.ENV}.now >= {self.warmup!r}: {ctr}.turns += 1")
         else:
             w.emit(f"{ctr}.turns += 1")
         if self.trace is not None:
-            w.emit("_trace_load(s)")
+            w.emit(f"{N.TRACE_LOAD}(s)")
         block = self.program.workload.turn
         if block:
             if _draws(block):
-                w.emit("_w = _wstream(s.sid, int(s.turn_no))")
-            comp.block(block, Scope("s", "_w", self.slots), w)
+                w.emit(f"{N.WORKLOAD_DRAWS} = {N.WORKLOAD_STREAM}(s.sid, int(s.turn_no))")
+            comp.block(block, Scope("s", N.WORKLOAD_DRAWS, self.slots), w)
 
     def _response(self, s: Any, t0: float) -> None:
-        now = self.env._now
+        now = self.env.now
         if s.tok is not None:
             self.tokens.end_request(s, now)
         if now >= self.warmup:
@@ -415,7 +414,7 @@ class Simulation:
 
     # -- sessions ------------------------------------------------------------------
     def _live(self, delta: int) -> None:
-        now = self.env._now
+        now = self.env.now
         dt = now - self.live_t
         if dt:
             self.live_int += self.live * dt
@@ -434,7 +433,7 @@ class Simulation:
         if self.trace is not None:
             self.trace.assign(s)
         self.arrivals += 1
-        now = self.env._now
+        now = self.env.now
         if now != self.live_t:  # self._live(1), inline
             self.live_int += self.live * (now - self.live_t)
             self.live_t = now
@@ -454,7 +453,7 @@ class Simulation:
             s.rng = self.session_streams(sid)
         if start_now:
             s.proc = proc = SessionProcess.unstarted(self.env, body(s))
-            proc._resume(STARTED)  # proc.start()
+            proc.resume(STARTED)  # proc.start(), inline
         else:
             s.proc = self.process_class(self.env, body(s))
 
@@ -473,7 +472,7 @@ class Simulation:
 
     def end_session(self, s: Any) -> None:
         """`end;` or the end of the session code (Part 02 §7.5)."""
-        now = self.env._now
+        now = self.env.now
         if s.ended:
             return
         if self.pool_list:
@@ -508,7 +507,7 @@ class Simulation:
     # -- the run ---------------------------------------------------------------------
     def _warmup_boundary(self, _ev: Any) -> None:
         self.events += 1
-        now = self.env._now
+        now = self.env.now
         self._live(0)
         self.live_int = 0.0
         for stage in self.stage_list:
@@ -546,18 +545,7 @@ class Simulation:
 
     def _simple_loop(self) -> None:
         """`_loop` for a program none of whose parts needs the end-of-event work."""
-        env = self.env
-        q = env._queue
-        horizon = self.horizon
-        while q and q[0][0] <= horizon:
-            now, _priority, _eid, event = heappop(q)
-            env._now = now
-            todo = event.callbacks
-            event.callbacks = None
-            for fn in todo:
-                fn(event)
-            if not event._ok and not hasattr(event, "_defused"):
-                raise event._value
+        run_until(self.env, self.horizon)
 
     def _loop(self) -> None:
         """Handle calendar entries up to the horizon (SimPy's `step`, inlined)."""
@@ -565,7 +553,7 @@ class Simulation:
             self._simple_loop()
             return
         env = self.env
-        q = env._queue
+        q = env.queue
         horizon = self.horizon
         gauges = self.gauges
         holds = self.holds if self.pool_list else None
@@ -596,19 +584,19 @@ class Simulation:
                 if gauges:
                     self._record_gauges(last)
                 last = t
-            env._now = t
+            env.now = t
             self.stamp += 1  # (an engine's iteration end takes it back: `Burst._end`)
             event = item[3]
             callbacks, event.callbacks = event.callbacks, None
             for callback in callbacks:
                 callback(event)
-            if not event._ok and not hasattr(event, "_defused"):
-                raise event._value
+            if not is_ok(event):
+                raise_failure(event)
             if instant.closed:  # an engine's burst ended with a settle
                 instant.closed = False
-                last = env._now
+                last = env.now
                 continue
-            t = last = env._now  # a burst may have moved the clock
+            t = last = env.now  # a burst may have moved the clock
             if holds is not None and item[1] != LATE and holds.waiting():
                 # the pool pass of a settle: once no ready session is left
                 # (not after the end of an instant, which follows the settle)
@@ -622,14 +610,14 @@ class Simulation:
             if instant.dirty and (not q or q[0][0] != t):
                 instant.settled()
             if legs is not None and len(q) <= 2 and legs.joining and (
-                    not q or q[0][0] != env._now):
+                    not q or q[0][0] != env.now):
                 legs.check_deadlock()  # little left to happen: a cycle ends the run now
             if check:
                 for pool in self.pool_list:
                     pool.check()
-                fleet.check(steps, self.pool_list, env._now)
+                fleet.check(steps, self.pool_list, env.now)
         if gauges:
-            self._record_gauges(env._now if self.drained is None else self.drained)
+            self._record_gauges(env.now if self.drained is None else self.drained)
 
     def record_gauges(self, t: float) -> None:
         """The clock leaves `t`, whose instant has settled: the gauges' values
@@ -671,7 +659,7 @@ class Simulation:
         return rep
 
     def _report(self, end: float) -> Report:
-        self.env._now = end if self.env._now < end else self.env._now
+        self.env.now = end if self.env.now < end else self.env.now
         span = end - self.warmup
         dt = end - self.live_t
         live_int = self.live_int + self.live * dt if dt > 0 else self.live_int

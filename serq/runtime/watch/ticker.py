@@ -41,7 +41,7 @@ class Ticker:
 
     def tick(self) -> None:
         """Call the callback with the clock and the event count as they stand."""
-        now = self.sim.env._now
+        now = self.sim.env.now
         if self.two:
             self.progress(now, self.sim.events)
         else:

@@ -30,13 +30,13 @@ import sys
 import threading
 import time
 from collections import Counter
-from heapq import heappush
 from typing import Any, Callable, Optional
 
 from simpy.events import Event, Process
 
 from ...core.errors import PolicyError, SimulationError, shortest
-from ..kernel.process import SessionProcess
+from ..kernel.calendar import entries_made, schedule_first, succeeded
+from ..kernel.process import SessionProcess, generator_of
 from ..policy import policy_watch
 
 TICK = 0.05                 # seconds of wall time between two looks
@@ -118,15 +118,6 @@ def megabytes(n: int) -> str:
     return f"{n / 2 ** 20:.1f} MB"
 
 
-def _eid(env: Any) -> int:
-    """SimPy's insertion counter (an `itertools.count`) without advancing it."""
-    text = repr(env._eid)
-    try:
-        return int(text[text.index("(") + 1:text.rindex(")")])
-    except ValueError:
-        return 0
-
-
 _ACTIVE: set["Watchdog"] = set()
 _ACTIVE_LOCK = threading.Lock()
 
@@ -158,8 +149,8 @@ class Watchdog:
         self.owner = threading.get_ident()
         self.resolution = math.ulp(sim.horizon)
         now = time.monotonic()
-        self.inst = (sim.env._now, 0, now)
-        self.window = (sim.env._now, 0, now)
+        self.inst = (sim.env.now, 0, now)
+        self.window = (sim.env.now, 0, now)
         self.thread = threading.Thread(target=self._watch, name="serq-watchdog", daemon=True)
         self.hung: Optional[Any] = None   # the policy call that did not return
         self.forced: Optional[type] = None
@@ -201,10 +192,8 @@ class Watchdog:
         self.requested_at = time.monotonic()
         env = self.sim.env
         ev = Event(env)
-        ev._ok = True
-        ev._value = None
         ev.callbacks = [self._fire]
-        heappush(env._queue, (env._now, STOP_PRIORITY, -1, ev))
+        schedule_first(env, STOP_PRIORITY, succeeded(ev))
 
     def _fire(self, _ev: Any) -> None:
         with self.lock:
@@ -252,7 +241,7 @@ class Watchdog:
     def _look(self) -> None:
         sim = self.sim
         env = sim.env
-        now, eid, wall = env._now, _eid(env), time.monotonic()
+        now, eid, wall = env.now, entries_made(env), time.monotonic()
         if self.max_memory is not None:
             used = rss_bytes()
             if used > self.max_memory:
@@ -323,9 +312,9 @@ def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -
     the next one) wait,
     most frequent first, as `file:line:col` (read from their generators)."""
     env = sim.env
-    now = env._now
+    now = env.now
     seen: Counter = Counter()
-    items = list(env._queue)[:20_000]
+    items = list(env.queue)[:20_000]
     first = min((it[0] for it in items), default=now)
     for item in items:
         if item[0] != now and item[0] != first:
@@ -333,7 +322,7 @@ def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -
         for cb in list(item[3].callbacks or ()):
             proc = getattr(cb, "__self__", None)
             if isinstance(proc, (Process, SessionProcess)):
-                pos = _generator_pos(proc._generator, linemap)
+                pos = _generator_pos(generator_of(proc), linemap)
                 if pos is not None:
                     seen[pos] += 1
     return [p for p, _n in seen.most_common(limit)]
@@ -364,7 +353,7 @@ def _where(pos: Any) -> str:
 def population_error(sim: Any) -> SimulationError:
     """More than `max_live` sessions at once: the arrival rate and the stage
     (or pool) where the sessions pile up."""
-    now = sim.env._now
+    now = sim.env.now
     wl = sim.program.workload
     if wl.arrival == "poisson":
         rate = f"arrive at rate {shortest(wl.rate)}"
@@ -402,12 +391,12 @@ def watched_loop(sim: Any) -> None:
             method = call.method if call is not None else "?"
             what = call.describe() if call is not None else "a policy call"
             raise PolicyError(f"{what} did not return within {policy_watch.POLICY_WALL:g} s "
-                              "of wall time: the run stopped there", sim.env._now,
+                              "of wall time: the run stopped there", sim.env.now,
                               help="a policy method returns its decision at once; it does "
                                    "not sleep, wait for anything or loop forever",
                               policy=name, method=method, rule="returns") from None
         except _StopNow as stop:
-            now = sim.env._now
+            now = sim.env.now
             if stop.kind == "population":
                 raise population_error(sim) from None
             if stop.kind not in ("memory", "interrupt"):
@@ -417,4 +406,4 @@ def watched_loop(sim: Any) -> None:
                              report=report) from None
         except _StopAsync:
             raise RunStopped("the run did not reach a stop within seconds: it stopped without a "
-                             "report", sim.env._now, kind="interrupt") from None
+                             "report", sim.env.now, kind="interrupt") from None
