@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
+from collections import Counter
 
 
 def pytest_configure(config):
@@ -26,9 +26,19 @@ def pytest_unconfigure(config):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+_FUZZ_COUNTS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    """The fuzz tests' counts, as their reports carry them (in this process or
+    from a pytest-xdist worker)."""
+    for key, value in getattr(report, "user_properties", ()):
+        if key == "fuzz_counts":
+            _FUZZ_COUNTS.update({name: Counter(c) for name, c in value.items()})
+
+
 def pytest_terminal_summary(terminalreporter):
-    fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")
-    counts = getattr(fuzz, "COUNTS", None)
+    counts = _FUZZ_COUNTS
     if not counts:
         return
     terminalreporter.section("fuzz counts")
