@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from .executors import resolve
-from .replications import _batch
+from .replications import run_batch
 from .report import StudyReport
 from .spec import ProgramSpec, replication_seed
 from .stats import CONFIDENCE
@@ -252,7 +252,7 @@ def compare(a: Any = None, b: Any = None, replications: int = 10, *,
             done[0] += 1
             if progress is not None:
                 progress(done[0], total)
-        sides = [_batch(ex, s, base, 0, replications, tick, total) for s in specs]
+        sides = [run_batch(ex, s, base, 0, replications, tick, total) for s in specs]
     finally:
         ex.close()
     seeds = [replication_seed(base, i) for i in range(replications)]

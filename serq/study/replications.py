@@ -81,7 +81,7 @@ def replicate(program: Any = None, replications: int = 10, *, seed: Optional[int
         ex.close()
         return _extend_horizon(spec, base, choice, target, precision, max_horizon)
     try:
-        reports = _batch(ex, spec, base, 0, replications, progress, replications)
+        reports = run_batch(ex, spec, base, 0, replications, progress, replications)
         outcome = None
         if target is not None:
             reports, outcome = _add_replications(ex, spec, base, reports, target, precision,
@@ -109,7 +109,7 @@ def _target(observe: Optional[str], precision: Optional[float]):
     return name, stat
 
 
-def _batch(ex: Any, spec: ProgramSpec, base: int, start: int, count: int,
+def run_batch(ex: Any, spec: ProgramSpec, base: int, start: int, count: int,
            progress: Progress, total: int) -> list[Any]:
     futures = {ex.submit(run_report, spec, replication_seed(base, i)): i
                for i in range(start, start + count)}
@@ -148,7 +148,7 @@ def _add_replications(ex: Any, spec: ProgramSpec, base: int, reports: list[Any],
         want = math.ceil(n * (iv.relative / precision) ** 2) if math.isfinite(
             iv.relative) else 2 * n
         more = max(1, min(budget, want) - n)
-        reports = reports + _batch(ex, spec, base, n, more, progress, n + more)
+        reports = reports + run_batch(ex, spec, base, n, more, progress, n + more)
     return reports, PrecisionOutcome(precision, name, stat, iv.relative,
                                      iv.relative <= precision, "replications", len(reports),
                                      float(spec.horizon), float(budget))

@@ -39,7 +39,7 @@ from simpy.events import Event
 
 from ...core.tolerance import TOL
 from .plan import KeptPlan
-from .closed import ClosedRuns, _attention, _needs_block
+from .closed import ClosedRuns, attention_of, needs_block
 from ..kernel.instant import CALENDAR
 from .leapfrog import leapfrog
 
@@ -275,8 +275,8 @@ class Burst(ClosedRuns):
                                  cost, run, False)
             return 0
         if moving:
-            attention = _attention(assign)
-        if grows and _needs_block(grows):
+            attention = attention_of(assign)
+        if grows and needs_block(grows):
             if regrow is not None:
                 regrow.attention = attention
             if regrow is None or regrow() is None:  # (nothing allocated)

@@ -80,7 +80,7 @@ def _block(job, t: float, growths: list) -> bool:
     return True
 
 
-def _attention(assign: list) -> float:
+def attention_of(assign: list) -> float:
     """A plan's `attention` with its growing prefills at their holds'
     current positions (they move with every iteration)."""
     attention = 0.0
@@ -107,7 +107,7 @@ def _room(pairs: list, grows: list) -> float:
     return room
 
 
-def _needs_block(grows: list) -> bool:
+def needs_block(grows: list) -> bool:
     """Whether a hold of the plan needs a block for its next tokens."""
     for frame, fk, t in grows:
         if frame.pos[fk] + t - frame.alloc[fk] > TOL:
@@ -131,11 +131,11 @@ def _whole_steps(pairs: list, grows: list) -> Optional[int]:
     from r - 1 and checked as the loop computes it), and a hold at position
     p of a grows after the first j with `(p + j) + 1.0 - a > TOL` (a - p
     when both are whole)."""
-    k = _run_steps(pairs)
-    return None if k is None else _hold_steps(grows, k)
+    k = run_steps(pairs)
+    return None if k is None else hold_steps(grows, k)
 
 
-def _run_steps(pairs: list) -> Optional[int]:
+def run_steps(pairs: list) -> Optional[int]:
     """The runs' part of `_whole_steps`: after how many steps a run is
     about to finish (None: they do not move by whole steps)."""
     k = None
@@ -156,7 +156,7 @@ def _run_steps(pairs: list) -> Optional[int]:
     return k
 
 
-def _hold_steps(grows: list, k: int) -> Optional[int]:
+def hold_steps(grows: list, k: int) -> Optional[int]:
     """The holds' part of `_whole_steps`, given the runs' `k`."""
     n = len(grows)
     if n > 1:  # two runs that move one hold move it by two a step
@@ -425,8 +425,8 @@ class ClosedRuns:
         int_n, busy, in_cls, int_dec = self.int_n, self.int_busy, self.cls_time[cls], \
             self.int_decodes
         t_last = self.t_last
-        rsteps = _run_steps(pairs)  # (less the iterations run, as they run)
-        whole = None if rsteps is None else _hold_steps(grows, rsteps)
+        rsteps = run_steps(pairs)  # (less the iterations run, as they run)
+        whole = None if rsteps is None else hold_steps(grows, rsteps)
         each = whole is None  # the runs and holds move iteration by iteration
         m = 0
         due = False
@@ -455,7 +455,7 @@ class ClosedRuns:
                 cost = regrow()
                 if cost is None:
                     break
-                whole = None if rsteps is None else _hold_steps(grows, rsteps)
+                whole = None if rsteps is None else hold_steps(grows, rsteps)
                 each = whole is None
                 continue
             end = now + cost
@@ -491,7 +491,7 @@ class ClosedRuns:
                     finishing = True
             if finishing:
                 break
-            grow = _needs_block(grows)
+            grow = needs_block(grows)
         k += m
         if not each and m:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
@@ -615,8 +615,8 @@ class ClosedRuns:
                         if finishing or varies or again:
                             break
                         if moving:
-                            attention = _attention(assign)
-                        if grows and _needs_block(grows):
+                            attention = attention_of(assign)
+                        if grows and needs_block(grows):
                             # as planning again would: the blocks now, then the
                             # totals and the cost they change
                             if regrow is None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Optional
 
-from .closed import _hold_steps, _needs_block, _run_steps
+from .closed import hold_steps, needs_block, run_steps
 from ..kernel.instant import CALENDAR
 from .plan import KeptPlan
 
@@ -121,15 +121,15 @@ def _new_side(st: "StepStage") -> Optional[list]:
         return None
     if st.queue_waiting():
         return None
-    rs = _run_steps(pairs)
+    rs = run_steps(pairs)
     if rs is None or rs < 2:
         if rs is None:
             st.unplain = run
         return None
-    if grows and _needs_block(grows):
+    if grows and needs_block(grows):
         blocks = 0  # its next end grows a hold
     else:
-        blocks = _hold_steps(grows, rs - 1)
+        blocks = hold_steps(grows, rs - 1)
         if blocks is None:
             return None
     if not _continued(sessions):
@@ -319,7 +319,7 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
                 st.kept = kept._replace(ready=True)
                 launched = False
                 break
-            blocks = _hold_steps(kept.run.grows, x[RUNS] + 1)
+            blocks = hold_steps(kept.run.grows, x[RUNS] + 1)
             # (None: the positions leave the binade; it stops at its next end)
             x[BLOCKS] = blocks - 1 if blocks is not None else 0
             if blocks is None:
