@@ -410,6 +410,38 @@ def test_over_the_cap_before_any_preemption_names_no_put_back():
     assert "by more than" not in str(info.value)
 
 
+
+def test_the_overhang_allows_exactly_its_units_plus_one_millionth():
+    """After preemptions put back 0.5 units beyond the cap (`overhang`
+    0.5), `check` accepts an excess of 0.5 + 1e-6 (its tolerance,
+    inclusive) and stops the run beyond it, naming the units put back."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(0.0)
+    cache_entries(p, [0.5 + 1e-6])  # excess = cached - cap = 0.5 + 1e-6
+    p.overhang = 0.5
+    p.check()
+    assert p.overhang == 0.5  # (still above the cap: the allowance stays)
+    p.entries[0].size = p.cached = 0.5 + 2e-6
+    with pytest.raises(SimulationError, match="by more than the 0.5 units preempted holds"):
+        p.check()
+
+
+def test_an_excess_of_one_millionth_is_within_the_cap():
+    """An excess of exactly 1e-6 counts as within the cap (`check`'s
+    tolerance, inclusive): the allowance for units put back ends there
+    (`overhang` 0 again), and an excess of 0.5 then stops the run."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(0.0)
+    cache_entries(p, [1e-6])
+    p.overhang = 0.5
+    p.check()
+    assert p.overhang == 0.0
+    p.entries[0].size = p.cached = 0.5
+    with pytest.raises(SimulationError, match="cached 0.5 exceeds the cap 0$"):
+        p.check()
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
