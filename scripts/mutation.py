@@ -74,8 +74,7 @@ MODULES: dict[str, Target] = {
                        ("tests/test_p04_engine.py", "tests/test_p06_engine_reports.py")),
     "streams": Target("serq/runtime/random/rng.py",
                       ("tests/test_p07_random.py", "tests/test_p07_programs.py")),
-    "store": Target("serq/study/store.py",
-                    ("tests/test_study_exec.py", "tests/test_study_cli.py")),
+    "store": Target("serq/study/store.py", ("tests/test_store.py",)),
 }
 
 
