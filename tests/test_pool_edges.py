@@ -9,8 +9,10 @@ installed. The tests after it cover the survivors of a later mutation run
 (issue 27): over_cap at the cap, LRU block by block, `waiting` and
 `decoding` as keys (derived from spec examples P-6 and P-8), the stall
 flag, snapshots, `reserved()` for a policy, and, on a pool driven
-directly, the capacity tolerance TOL (amounts no program produces; no
-reference run, the docstrings give the arithmetic)."""
+directly, the capacity tolerance TOL and `check`'s tolerances (amounts no
+program produces; no reference run, the docstrings give the arithmetic),
+and policy pools beside a busy step engine (a policy's answer that changes
+with time is asked after every iteration)."""
 from __future__ import annotations
 
 import pytest
@@ -441,6 +443,56 @@ def test_an_excess_of_one_millionth_is_within_the_cap():
     p.entries[0].size = p.cached = 0.5
     with pytest.raises(SimulationError, match="cached 0.5 exceeds the cap 0$"):
         p.check()
+
+
+# -- a policy pool beside a busy step engine (the fast paths' `plain_select`,
+# `plain_room`): while only the engine's iterations happen, the event loop
+# skips the pool pass when the built-in choice and fit rule would admit
+# nothing; a policy's choice or fit may change with time, so its pool's pass
+# must still run after every iteration (each takes 1, `cost 1`).
+BESIDE_ENGINE = """
+pool slots { cap 2; }
+stage engine : step { budget 8; cost 1; }
+workload { arrive batch(3); init { set u = serial == 1 ? 2 : 1; } }
+session { turn; set t0 = now; hold slots (u) { observe adm = now - t0;
+  run engine prefill (4); run engine decode (19); } }
+run { horizon 100; warmup 0; seed 1; }
+"""
+
+
+def _admissions(source, policy):
+    s = serq.run(serq.load(source=source), policies={"slots": policy}).observes["adm"]
+    return list(zip(s.sessions, s.values))
+
+
+def test_a_policy_choice_that_changes_with_time_is_asked_after_every_iteration():
+    """Sessions 0, 2 ask 1 unit, session 1 asks 2 (cap 2). Session 0 is
+    admitted at 0 and holds for 20 iterations (1 prefill, 19 decode). The
+    policy tries the head (session 1, which does not fit) before 5.5 and
+    the last in the queue after: the pass after the iteration ending at 6
+    admits session 2 (until 26); session 1 fits once both ended, at 26
+    (hand calculation)."""
+    from serq.policies import Pool
+
+    class LateLast(Pool):
+        def select_candidate(self):
+            return self.queue[0] if self.env.now < 5.5 else self.queue[-1]
+
+    assert _admissions(BESIDE_ENGINE, LateLast) == [(0, 0.0), (2, 6.0), (1, 26.0)]
+
+
+def test_a_policy_fit_that_changes_with_time_is_asked_after_every_iteration():
+    """Three sessions ask 1 unit (cap 2); the policy lets at most 1 unit be
+    used before 5.5: session 1 is admitted by the pass after the iteration
+    ending at 6, session 2 when session 0 ends at 20 (hand calculation)."""
+    from serq.policies import Pool
+
+    class LateRoom(Pool):
+        def has_room(self, units, frame=None):
+            return self.used + units <= (self.cap if self.env.now > 5.5 else 1)
+
+    source = BESIDE_ENGINE.replace("serial == 1 ? 2 : 1", "1")
+    assert _admissions(source, LateRoom) == [(0, 0.0), (1, 6.0), (2, 20.0)]
 
 @requires("0.1.3")
 @pytest.mark.oracle
