@@ -399,6 +399,19 @@ def test_the_cache_invariant_allows_a_difference_of_one_millionth():
         p.check()
 
 
+
+def test_the_held_invariant_allows_a_difference_of_one_millionth():
+    """`check` accepts the holds' allocations and `used` differing by 1e-6
+    (its tolerance, inclusive) and stops the run beyond it."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(10.0)
+    p.used = 1e-6
+    p.check()
+    p.used = 0.5
+    with pytest.raises(SimulationError, match="the holds hold 0 units but 0.5 are used"):
+        p.check()
+
 def test_over_the_cap_before_any_preemption_names_no_put_back():
     """A pool above its cap with no preempted hold's release behind it: the
     message names used, cached and cap, and no units put back."""
