@@ -507,10 +507,61 @@ def test_a_policy_fit_that_changes_with_time_is_asked_after_every_iteration():
     source = BESIDE_ENGINE.replace("serial == 1 ? 2 : 1", "1")
     assert _admissions(source, LateRoom) == [(0, 0.0), (1, 6.0), (2, 20.0)]
 
+
+# Two entries, then an admission that must evict one: session 0 caches 4 at
+# t = 1, session 1 caches 6 at t = 2 (10 cached, the cap), session 2 asks 2
+# at t = 5: 12 > 10, one entry goes, either suffices (no blocks: whole
+# entries). Which one the key picks shows in evicted_units.
+EVICT_ONE = """
+pool kv { cap 10; evict by (KEYS); }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); init { set u = serial == 0 ? 4 : serial == 1 ? 6 : 2; } }
+session { turn; run gate (serial == 2 ? 5 : serial); hold kv (u) { run d (1); } cache (u);
+  run d (20); }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_evict_by_age_takes_the_youngest_entry():
+    """`age` is now − last (Part 03 §8): at 5 session 0's entry is 4 old,
+    session 1's 3; the smallest key, session 1's (6 units), goes (hand
+    calculation; pyserq 0.1.3, seed 1, agrees: the reference test below)."""
+    row = pool(run(EVICT_ONE.replace("KEYS", "age")), "kv")
+    assert row["evicted_units"] == 6 and row["evicted_entries"] == 1
+
+
+def test_evict_by_a_tied_first_key_is_decided_by_the_next():
+    """`waiting` is 0 for both entries (their owners run `d`, no hold
+    pending), so `-size` decides: the larger entry, session 1's 6 units,
+    goes (keys compared one by one, Part 03 §8; hand calculation; pyserq
+    0.1.3, seed 1, agrees: the reference test below)."""
+    row = pool(run(EVICT_ONE.replace("KEYS", "waiting, -size")), "kv")
+    assert row["evicted_units"] == 6 and row["evicted_entries"] == 1
+
+
+def test_a_hold_grown_past_its_reservation_reserves_nothing():
+    """The outstanding reservation of a hold is max(0, reserved − allocated)
+    (§4.6): a hold that reserved 4 and has 6 counts 0, not −2, against the
+    others; one that reserved 4 and has 1 counts 3."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    p = bare_pool(10.0)
+    p.spec = replace(p.spec, reserve_held=True)
+    grown = SimpleNamespace(pools=[p], req=[4.0], alloc=[6.0])
+    short = SimpleNamespace(pools=[p], req=[4.0], alloc=[1.0])
+    p.frames = [grown]
+    assert p.reserved() == 0.0
+    p.frames = [grown, short]
+    assert p.reserved() == 3.0 and p.reserved(exclude=short) == 0.0
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
-                                    WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD])
+                                    WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD,
+                                    EVICT_ONE.replace("KEYS", "age"),
+                                    EVICT_ONE.replace("KEYS", "waiting, -size")])
 def test_pool_edges_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's count
     and mean, and every pool field the reference reports, agree."""
