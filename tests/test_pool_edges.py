@@ -556,12 +556,53 @@ def test_a_hold_grown_past_its_reservation_reserves_nothing():
     p.frames = [grown, short]
     assert p.reserved() == 3.0 and p.reserved(exclude=short) == 0.0
 
+
+def test_the_fit_rule_holds_at_cap_plus_tolerance():
+    """`used + units ≤ cap + TOL` fits (inclusive): with 10 used of 10, TOL
+    more fits and 2·TOL does not."""
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0)
+    p.used = 10.0
+    assert p.has_room(TOL) is True and p.has_room(2 * TOL) is False
+
+
+def test_a_waiting_need_of_cap_plus_tolerance_is_not_over_cap():
+    """`over_cap` names a queue head whose need exceeds cap + TOL: a need
+    of exactly cap + TOL is not over the cap, one of cap + 3·TOL is."""
+    from types import SimpleNamespace
+
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0)
+    p.queue = [SimpleNamespace(pools=[p], need=[10.0 + TOL])]
+    assert p.over_cap() is None
+    p.queue[0].need = [10.0 + 3 * TOL]
+    assert p.over_cap() == ("kv", 10.0 + 3 * TOL)
+
+
+PREEMPT_TIED = P8.replace("preempt lifo;", "preempt by (decoding);") + """
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_tied_preemption_keys_take_the_candidate_admitted_last():
+    """Spec P-8 with `preempt by (decoding)`: `decoding` is 0 for both
+    holds (no engine), the keys tie, and the tie goes to the candidate
+    admitted last (Part 03 §7.3), session 1: the run is P-8's `preempt lifo`,
+    `adm` (0,0), (1,0), (1,5) and preemptions 1 (as in the test of `decoding`
+    above)."""
+    rep = run(PREEMPT_TIED)
+    adm = rep.observes["adm"]
+    assert list(zip(adm.sessions, adm.values)) == [(0, 0.0), (1, 0.0), (1, 5.0)]
+    assert pool(rep, "mem")["preemptions"] == 1
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
                                     WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD,
                                     EVICT_ONE.replace("KEYS", "age"),
-                                    EVICT_ONE.replace("KEYS", "waiting, -size")])
+                                    EVICT_ONE.replace("KEYS", "waiting, -size"), PREEMPT_TIED])
 def test_pool_edges_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's count
     and mean, and every pool field the reference reports, agree."""
