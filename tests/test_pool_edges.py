@@ -597,12 +597,31 @@ def test_tied_preemption_keys_take_the_candidate_admitted_last():
     assert list(zip(adm.sessions, adm.values)) == [(0, 0.0), (1, 0.0), (1, 5.0)]
     assert pool(rep, "mem")["preemptions"] == 1
 
+
+NESTED = """
+pool p { cap 5; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold p (1) { hold p (1) { hold p (1) { run d (1); } run d (1); } run d (1); } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_a_session_holding_a_pool_thrice_is_one_holder_until_its_last_release():
+    """One session holds p three times (nested), releasing at 1, 2 and 3: it
+    is one holder from 0 to 3, mean_holders 3/10 = 0.3; used is 3, 2, 1 for
+    a time unit each, mean_used 6/10 = 0.6 (hand calculation; pyserq 0.1.3
+    agrees: the reference test below)."""
+    row = pool(run(NESTED), "p")
+    assert row["mean_holders"] == 0.3 and row["mean_used"] == 0.6
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
                                     WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD,
                                     EVICT_ONE.replace("KEYS", "age"),
-                                    EVICT_ONE.replace("KEYS", "waiting, -size"), PREEMPT_TIED])
+                                    EVICT_ONE.replace("KEYS", "waiting, -size"), PREEMPT_TIED,
+                                    NESTED])
 def test_pool_edges_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's count
     and mean, and every pool field the reference reports, agree."""
