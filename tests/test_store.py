@@ -335,3 +335,11 @@ def test_latest_frame_prefers_parquet_and_names_what_is_missing(tmp_path):
     with pytest.raises(StoreError, match=r"results.parquet: cannot be read \(\w+\); run"):
         latest_frame(str(tmp_path), "results")
 
+
+
+def test_without_a_warn_function_a_damaged_file_is_dropped_silently(tmp_path):
+    st = Store(str(tmp_path), fmt="csv")
+    path = os.path.join(st.runs, "k-0123456789abcdef.csv")
+    with open(path, "w") as fh:
+        fh.write("damaged")
+    assert st.read_run(path) is None and not os.path.exists(path)
