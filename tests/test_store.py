@@ -279,6 +279,7 @@ def test_prepare_replace_removes_runs_and_assembled_frames(tmp_path):
     (b"[1]", "sweep.json: not a sweep's description (it has no grid"),
     (json.dumps({k: 1 for k in ("program", "grid", "replications")}).encode(),
      "it has no grid"),
+    (json.dumps({"program": "p", "grid": {}, "replications": 1}).encode(), "it has no grid"),
     (json.dumps({k: 1 for k in ("program", "grid", "replications", "base_seed")}).encode(),
      "it has no grid"),
 ])
