@@ -8,9 +8,9 @@ number moved by one, an operator swapped, a loop run zero times, …) and
 runs the module's own tests against every change. A change that no test
 notices is a *survivor*. Survivors that are equivalent to the original
 code (no test could notice them) are listed, with the reason, in
-`tests/mutation/equivalents.toml` (the line as written and as the mutant
-writes it, and why no test can tell them apart); they are counted apart
-and left out of the score.
+`tests/mutation/equivalents.toml` (the function the line is in, the line
+as written and as the mutant writes it, and why no test can tell them
+apart); they are counted apart and left out of the score.
 
     python scripts/mutation.py summary numbers         # some modules
     python scripts/mutation.py --all                    # every module in MODULES
@@ -25,6 +25,7 @@ tree is changed: Cosmic Ray edits the scratch copy only.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import os
 import shutil
@@ -73,8 +74,7 @@ MODULES: dict[str, Target] = {
                        ("tests/test_p04_engine.py", "tests/test_p06_engine_reports.py")),
     "streams": Target("serq/runtime/random/rng.py",
                       ("tests/test_p07_random.py", "tests/test_p07_programs.py")),
-    "store": Target("serq/study/store.py",
-                    ("tests/test_study_exec.py", "tests/test_study_cli.py")),
+    "store": Target("serq/study/store.py", ("tests/test_store.py",)),
 }
 
 
@@ -135,15 +135,39 @@ def _mutated_line(diff: str | None) -> str:
 
 def _listed(known: list[dict], spec, root: Path, diff: str | None) -> bool:
     """Whether a survivor is one of the listed equivalent mutants: same
-    operator, same line as written, same line as mutated."""
+    operator, same enclosing function, same line as written, same line as
+    mutated (the function tells apart equal lines in different functions)."""
     line, mutant = _line(root, spec), _mutated_line(diff)
-    return any(e["operator"] == spec.operator_name and e["line"] == line
-               and e["mutant"] == mutant for e in known)
+    function = enclosing_function((root / spec.module_path).read_text(), spec.start_pos[0])
+    return any(e["operator"] == spec.operator_name and e["function"] == function
+               and e["line"] == line and e["mutant"] == mutant for e in known)
 
 
 def _line(root: Path, spec) -> str:
     lines = (root / spec.module_path).read_text().splitlines()
     return lines[spec.start_pos[0] - 1].strip()
+
+
+#: `enclosing_function`'s name for a line outside every function and class
+MODULE_LEVEL = "<module>"
+
+
+def enclosing_function(source: str, lineno: int) -> str:
+    """The qualified name (`Pool.remove_holder`) of the innermost function
+    or class whose body holds line `lineno` of `source`, or `MODULE_LEVEL`."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    found: list[str] = []
+
+    def visit(node: ast.AST, names: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, scopes) and child.lineno <= lineno <= child.end_lineno:
+                found[:] = names + [child.name]
+                visit(child, found[:])
+            elif not isinstance(child, scopes):
+                visit(child, names)
+
+    visit(ast.parse(source), [])
+    return ".".join(found) if found else MODULE_LEVEL
 
 
 @dataclasses.dataclass
@@ -196,8 +220,11 @@ def run_module(name: str, keep: bool = False) -> Outcome:
                 if result.test_outcome == TestOutcome.SURVIVED and _listed(known, spec, root, result.diff):
                     out.equivalent += 1
                 elif result.test_outcome == TestOutcome.SURVIVED:
+                    function = enclosing_function((root / spec.module_path).read_text(),
+                                                  spec.start_pos[0])
                     out.survivors.append(
                         f"{spec.module_path}:{spec.start_pos[0]}: {spec.operator_name}\n"
+                        f"    in: {function}\n"
                         f"    line: {_line(root, spec)}\n" + (result.diff or ""))
                 else:
                     out.killed += 1

@@ -9,8 +9,10 @@ installed. The tests after it cover the survivors of a later mutation run
 (issue 27): over_cap at the cap, LRU block by block, `waiting` and
 `decoding` as keys (derived from spec examples P-6 and P-8), the stall
 flag, snapshots, `reserved()` for a policy, and, on a pool driven
-directly, the capacity tolerance TOL (amounts no program produces; no
-reference run, the docstrings give the arithmetic)."""
+directly, the capacity tolerance TOL and `check`'s tolerances (amounts no
+program produces; no reference run, the docstrings give the arithmetic),
+and policy pools beside a busy step engine (a policy's answer that changes
+with time is asked after every iteration)."""
 from __future__ import annotations
 
 import pytest
@@ -397,6 +399,19 @@ def test_the_cache_invariant_allows_a_difference_of_one_millionth():
         p.check()
 
 
+
+def test_the_held_invariant_allows_a_difference_of_one_millionth():
+    """`check` accepts the holds' allocations and `used` differing by 1e-6
+    (its tolerance, inclusive) and stops the run beyond it."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(10.0)
+    p.used = 1e-6
+    p.check()
+    p.used = 0.5
+    with pytest.raises(SimulationError, match="the holds hold 0 units but 0.5 are used"):
+        p.check()
+
 def test_over_the_cap_before_any_preemption_names_no_put_back():
     """A pool above its cap with no preempted hold's release behind it: the
     message names used, cached and cap, and no units put back."""
@@ -410,10 +425,203 @@ def test_over_the_cap_before_any_preemption_names_no_put_back():
     assert "by more than" not in str(info.value)
 
 
+
+def test_the_overhang_allows_exactly_its_units_plus_one_millionth():
+    """After preemptions put back 0.5 units beyond the cap (`overhang`
+    0.5), `check` accepts an excess of 0.5 + 1e-6 (its tolerance,
+    inclusive) and stops the run beyond it, naming the units put back."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(0.0)
+    cache_entries(p, [0.5 + 1e-6])  # excess = cached - cap = 0.5 + 1e-6
+    p.overhang = 0.5
+    p.check()
+    assert p.overhang == 0.5  # (still above the cap: the allowance stays)
+    p.entries[0].size = p.cached = 0.5 + 2e-6
+    with pytest.raises(SimulationError, match="by more than the 0.5 units preempted holds"):
+        p.check()
+
+
+def test_an_excess_of_one_millionth_is_within_the_cap():
+    """An excess of exactly 1e-6 counts as within the cap (`check`'s
+    tolerance, inclusive): the allowance for units put back ends there
+    (`overhang` 0 again), and an excess of 0.5 then stops the run."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(0.0)
+    cache_entries(p, [1e-6])
+    p.overhang = 0.5
+    p.check()
+    assert p.overhang == 0.0
+    p.entries[0].size = p.cached = 0.5
+    with pytest.raises(SimulationError, match="cached 0.5 exceeds the cap 0$"):
+        p.check()
+
+
+# -- a policy pool beside a busy step engine (the fast paths' `plain_select`,
+# `plain_room`): while only the engine's iterations happen, the event loop
+# skips the pool pass when the built-in choice and fit rule would admit
+# nothing; a policy's choice or fit may change with time, so its pool's pass
+# must still run after every iteration (each takes 1, `cost 1`).
+BESIDE_ENGINE = """
+pool slots { cap 2; }
+stage engine : step { budget 8; cost 1; }
+workload { arrive batch(3); init { set u = serial == 1 ? 2 : 1; } }
+session { turn; set t0 = now; hold slots (u) { observe adm = now - t0;
+  run engine prefill (4); run engine decode (19); } }
+run { horizon 100; warmup 0; seed 1; }
+"""
+
+
+def _admissions(source, policy):
+    s = serq.run(serq.load(source=source), policies={"slots": policy}).observes["adm"]
+    return list(zip(s.sessions, s.values))
+
+
+def test_a_policy_choice_that_changes_with_time_is_asked_after_every_iteration():
+    """Sessions 0, 2 ask 1 unit, session 1 asks 2 (cap 2). Session 0 is
+    admitted at 0 and holds for 20 iterations (1 prefill, 19 decode). The
+    policy tries the head (session 1, which does not fit) before 5.5 and
+    the last in the queue after: the pass after the iteration ending at 6
+    admits session 2 (until 26); session 1 fits once both ended, at 26
+    (hand calculation)."""
+    from serq.policies import Pool
+
+    class LateLast(Pool):
+        def select_candidate(self):
+            return self.queue[0] if self.env.now < 5.5 else self.queue[-1]
+
+    assert _admissions(BESIDE_ENGINE, LateLast) == [(0, 0.0), (2, 6.0), (1, 26.0)]
+
+
+def test_a_policy_fit_that_changes_with_time_is_asked_after_every_iteration():
+    """Three sessions ask 1 unit (cap 2); the policy lets at most 1 unit be
+    used before 5.5: session 1 is admitted by the pass after the iteration
+    ending at 6, session 2 when session 0 ends at 20 (hand calculation)."""
+    from serq.policies import Pool
+
+    class LateRoom(Pool):
+        def has_room(self, units, frame=None):
+            return self.used + units <= (self.cap if self.env.now > 5.5 else 1)
+
+    source = BESIDE_ENGINE.replace("serial == 1 ? 2 : 1", "1")
+    assert _admissions(source, LateRoom) == [(0, 0.0), (1, 6.0), (2, 20.0)]
+
+
+# Two entries, then an admission that must evict one: session 0 caches 4 at
+# t = 1, session 1 caches 6 at t = 2 (10 cached, the cap), session 2 asks 2
+# at t = 5: 12 > 10, one entry goes, either suffices (no blocks: whole
+# entries). Which one the key picks shows in evicted_units.
+EVICT_ONE = """
+pool kv { cap 10; evict by (KEYS); }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); init { set u = serial == 0 ? 4 : serial == 1 ? 6 : 2; } }
+session { turn; run gate (serial == 2 ? 5 : serial); hold kv (u) { run d (1); } cache (u);
+  run d (20); }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_evict_by_age_takes_the_youngest_entry():
+    """`age` is now − last (Part 03 §8): at 5 session 0's entry is 4 old,
+    session 1's 3; the smallest key, session 1's (6 units), goes (hand
+    calculation; pyserq 0.1.3, seed 1, agrees: the reference test below)."""
+    row = pool(run(EVICT_ONE.replace("KEYS", "age")), "kv")
+    assert row["evicted_units"] == 6 and row["evicted_entries"] == 1
+
+
+def test_evict_by_a_tied_first_key_is_decided_by_the_next():
+    """`waiting` is 0 for both entries (their owners run `d`, no hold
+    pending), so `-size` decides: the larger entry, session 1's 6 units,
+    goes (keys compared one by one, Part 03 §8; hand calculation; pyserq
+    0.1.3, seed 1, agrees: the reference test below)."""
+    row = pool(run(EVICT_ONE.replace("KEYS", "waiting, -size")), "kv")
+    assert row["evicted_units"] == 6 and row["evicted_entries"] == 1
+
+
+def test_a_hold_grown_past_its_reservation_reserves_nothing():
+    """The outstanding reservation of a hold is max(0, reserved − allocated)
+    (§4.6): a hold that reserved 4 and has 6 counts 0, not −2, against the
+    others; one that reserved 4 and has 1 counts 3."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    p = bare_pool(10.0)
+    p.spec = replace(p.spec, reserve_held=True)
+    grown = SimpleNamespace(pools=[p], req=[4.0], alloc=[6.0])
+    short = SimpleNamespace(pools=[p], req=[4.0], alloc=[1.0])
+    p.frames = [grown]
+    assert p.reserved() == 0.0
+    p.frames = [grown, short]
+    assert p.reserved() == 3.0 and p.reserved(exclude=short) == 0.0
+
+
+def test_the_fit_rule_holds_at_cap_plus_tolerance():
+    """`used + units ≤ cap + TOL` fits (inclusive): with 10 used of 10, TOL
+    more fits and 2·TOL does not."""
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0)
+    p.used = 10.0
+    assert p.has_room(TOL) is True and p.has_room(2 * TOL) is False
+
+
+def test_a_waiting_need_of_cap_plus_tolerance_is_not_over_cap():
+    """`over_cap` names a queue head whose need exceeds cap + TOL: a need
+    of exactly cap + TOL is not over the cap, one of cap + 3·TOL is."""
+    from types import SimpleNamespace
+
+    from serq.runtime.resources.pools import TOL
+
+    p = bare_pool(10.0)
+    p.queue = [SimpleNamespace(pools=[p], need=[10.0 + TOL])]
+    assert p.over_cap() is None
+    p.queue[0].need = [10.0 + 3 * TOL]
+    assert p.over_cap() == ("kv", 10.0 + 3 * TOL)
+
+
+PREEMPT_TIED = P8.replace("preempt lifo;", "preempt by (decoding);") + """
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+
+def test_tied_preemption_keys_take_the_candidate_admitted_last():
+    """Spec P-8 with `preempt by (decoding)`: `decoding` is 0 for both
+    holds (no engine), the keys tie, and the tie goes to the candidate
+    admitted last (Part 03 §7.3), session 1: the run is P-8's `preempt lifo`,
+    `adm` (0,0), (1,0), (1,5) and preemptions 1 (as in the test of `decoding`
+    above)."""
+    rep = run(PREEMPT_TIED)
+    adm = rep.observes["adm"]
+    assert list(zip(adm.sessions, adm.values)) == [(0, 0.0), (1, 0.0), (1, 5.0)]
+    assert pool(rep, "mem")["preemptions"] == 1
+
+
+NESTED = """
+pool p { cap 5; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold p (1) { hold p (1) { hold p (1) { run d (1); } run d (1); } run d (1); } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_a_session_holding_a_pool_thrice_is_one_holder_until_its_last_release():
+    """One session holds p three times (nested), releasing at 1, 2 and 3: it
+    is one holder from 0 to 3, mean_holders 3/10 = 0.3; used is 3, 2, 1 for
+    a time unit each, mean_used 6/10 = 0.6 (hand calculation; pyserq 0.1.3
+    agrees: the reference test below)."""
+    row = pool(run(NESTED), "p")
+    assert row["mean_holders"] == 0.3 and row["mean_used"] == 0.6
+
 @requires("0.1.3")
 @pytest.mark.oracle
 @pytest.mark.parametrize("source", [RESERVE, WAITED, DROP, PIECES, PIECES_LRU, AT_CAP, LRU_PIECES,
-                                    WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD])
+                                    WAITING_KEY, PREEMPT_DECODING, STALLED, REUSE_DEAD,
+                                    EVICT_ONE.replace("KEYS", "age"),
+                                    EVICT_ONE.replace("KEYS", "waiting, -size"), PREEMPT_TIED,
+                                    NESTED])
 def test_pool_edges_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's count
     and mean, and every pool field the reference reports, agree."""

@@ -136,7 +136,10 @@ class Store:
         if os.path.isdir(path):
             raise StoreError(f"{path}: a folder where a run file belongs; remove it")
         _write_bytes(path, data)
-        self._listing().setdefault(key, []).insert(0, name)
+        names = self._listing().setdefault(key, [])  # (it may list the file already)
+        if name in names:
+            names.remove(name)
+        names.insert(0, name)
 
     def read_run(self, path: str) -> Any:
         """A run frame written by `write_run`, or None (after telling `warn`)
