@@ -39,9 +39,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOUND = 5.0  # seconds of CPU time for a short run (CPU, not wall: CI machines are shared)
 MAX_MEMORY = 2 * 2 ** 30  # bytes: a run past it stops (the CI machine is shared)
 COUNTS: dict[str, Counter] = {}
-# one worker runs this file's tests in file order under `pytest -n` (the last
-# test reads the counts the short profiles left in this process)
-pytestmark = pytest.mark.xdist_group("fuzz")
 
 
 @pytest.fixture(autouse=True)
