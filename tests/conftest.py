@@ -3,6 +3,7 @@ tests' counts in the terminal summary."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -48,3 +49,24 @@ def pytest_terminal_summary(terminalreporter):
             f"runs reported {c['reported']}, run errors {c['run_error']}, "
             f"stopped at the time bound {c['stopped']}, "
             f"run time {c['seconds']:.1f} s")
+
+
+_PAGE = re.compile(r"^tests/test_docs\.py::\w+\[(?P<page>[^\]]+\.md):\d+\]$")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under `pytest -n` with `--dist loadfile` (pyproject's addopts): each
+    file's tests on one worker in order, as loadfile does, but the docs test's
+    blocks by page, not as one file, so that the pages spread over the workers
+    (a page's blocks stay together: a block may use what an earlier one
+    made)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PageOrFileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            m = _PAGE.match(nodeid)
+            return "page:" + m.group("page") if m else nodeid.split("::", 1)[0]
+
+    return PageOrFileScheduling(config, log)
