@@ -53,34 +53,59 @@ def _refuse(obj: Any, change: str, what: str, rule: str) -> ChangeError:
                        help=f"the rule: {rule}", policy=obj.label, method=change, rule=rule)
 
 
-class OutOfService(Event):
+class _Withdrawal(Event):
+    """Something taken out of service at once (`_take`) and put back once
+    (`_give`): by the subclass's own method or on leaving a `with` block."""
+
+    def __init__(self, handle: "StageHandle"):
+        super().__init__(handle.resource.env)
+        self.handle = handle
+        self.ended = False
+        self._take()
+        self.succeed()
+
+    def __enter__(self) -> "_Withdrawal":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if not self.ended:
+            self.ended = True
+            self._give()
+
+    def _take(self) -> None:
+        raise NotImplementedError
+
+    def _give(self) -> None:
+        raise NotImplementedError
+
+
+class OutOfService(_Withdrawal):
     """A server of a `fifo` stage taken out of service (`StageHandle.request`).
 
     Succeeds at once: from then on the stage starts no new job on the
     server; a job in service on it finishes first (nothing is preempted).
     `release()` (or leaving a `with` block) puts the server back."""
 
-    def __init__(self, handle: "StageHandle"):
-        super().__init__(handle.resource.env)
-        self.handle = handle
-        self.released = False
-        handle.servers = handle.servers - 1
-        self.succeed()
+    def _take(self) -> None:
+        self.handle.servers = self.handle.servers - 1
 
-    def __enter__(self) -> "OutOfService":
-        return self
+    def _give(self) -> None:
+        self.handle.servers = self.handle.servers + 1
 
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
+    @property
+    def released(self) -> bool:
+        """Whether the server is back in service."""
+        return self.ended
 
     def release(self) -> None:
         """Put the server back in service (once)."""
-        if not self.released:
-            self.released = True
-            self.handle.servers = self.handle.servers + 1
+        self._end()
 
 
-class Paused(Event):
+class Paused(_Withdrawal):
     """A step engine paused (`StageHandle.pause`).
 
     Succeeds at once: from then on the engine starts no iteration; the one
@@ -88,24 +113,20 @@ class Paused(Event):
     and wait. `resume()` (or leaving a `with` block) lets the engine go on
     at once. Pauses may overlap: the engine goes on when the last ends."""
 
-    def __init__(self, handle: "StageHandle"):
-        super().__init__(handle.resource.env)
-        self.handle = handle
-        self.resumed = False
-        handle.resource.pause()
-        self.succeed()
+    def _take(self) -> None:
+        self.handle.resource.pause()
 
-    def __enter__(self) -> "Paused":
-        return self
+    def _give(self) -> None:
+        self.handle.resource.resume()
 
-    def __exit__(self, *exc: Any) -> None:
-        self.resume()
+    @property
+    def resumed(self) -> bool:
+        """Whether this pause has ended."""
+        return self.ended
 
     def resume(self) -> None:
         """Let the engine go on (once)."""
-        if not self.resumed:
-            self.resumed = True
-            self.handle.resource.resume()
+        self._end()
 
 
 class StageHandle:
