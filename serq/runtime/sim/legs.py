@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from simpy.events import Event, Process
+from simpy.events import Event
 
 from ...core.errors import SimulationError
 from ..random import rng as rngmod
@@ -81,7 +81,7 @@ class Legs:
         leg.rng = leg_stream(sim.seed, s.sid, s.forks, sim.scheme)
         s.forks += 1
         s.legs.append(leg)
-        leg.proc = Process(self.env, body(leg))
+        leg.proc = sim.process_class(self.env, body(leg))  # a session's kind: it can be preempted
 
     def leg_end(self, leg: Any) -> None:
         """The leg's body has ended: its leases pass to the session (or end,
