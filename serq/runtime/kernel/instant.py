@@ -9,8 +9,9 @@ Three priorities give the language's execution model:
 * `CALENDAR` (SimPy's NORMAL, 1): timed events (job completions, arrivals,
   the warm-up boundary);
 * `LATE` (2): the end of an instant: once no other event is due at the
-  current time, engines attempt iterations (`ps` stages and flows recompute
-  their rates earlier, after every settle: `Instant.settle_each`).
+  current time, flows recompute their rates and engines attempt iterations
+  (`ps` stages recompute theirs earlier, after every settle:
+  `Instant.settle_each`).
 """
 from __future__ import annotations
 

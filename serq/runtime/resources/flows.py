@@ -60,9 +60,6 @@ class SharedStage(Stage):
 class FlowNetwork:
     """All shared stages of a program and the flows on them."""
 
-    each_settle = True  # rates are recomputed after every settle (`Instant.settle_each`)
-    order = 1 << 30  # after every stage
-
     def __init__(self, sim: Any, policy: str):
         self.sim = sim
         self.env = sim.env

@@ -216,10 +216,10 @@ class Simulation:
         self._track_estimates()
         #: the plain event loop suffices: no pool, engine, gauge, drain or
         #: invariant check needs its end-of-event work (progress is a thread's;
-        #: `ps` stages and flows re-evaluate after every settle)
+        #: `ps` stages re-evaluate after every settle)
         self.simple = (not self.gauges and self.limit is None
                        and not self.pool_list and not self.check_invariants
-                       and not self.step_list and self.flows is None
+                       and not self.step_list
                        and not any(getattr(st, "each_settle", False) for st in self.stage_list))
         self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
 
