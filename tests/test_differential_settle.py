@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import serq
-from serq.core.errors import SimulationError
+from serq.core.errors import SerqError, SimulationError
 
 from differential_fuzz import campaign, job_of, programs, render, run_ours
 from oracle import available, requires, run_reference
@@ -159,3 +159,46 @@ def test_campaign_seed_against_the_reference(seed):
         pytest.skip("no pyserq 0.1.3 or 0.1.4")
     c = campaign(versions, start=seed, count=1, draw_count=0)
     assert not c.findings, [(r.version, r.cls, r.diffs[:4]) for r in c.findings]
+
+
+# ------------------------------------------------------------ a stale-state `set`
+
+# generator seed 2595, reduced: the `set` reads `queued(p0)` inside the body
+# of a hold of `p1`; `w` is then used in the header of a hold of `p0`
+STALE_IN_BODY = """\
+pool p0 { cap 4; }
+pool p1 { cap 10; }
+stage s : delay;
+workload { arrive batch(1); session { request; end; } }
+server {
+  hold p1 (2) { set w = max(queued(p0), 1); run s (1); }
+  hold p0 ((min(w, 2) + 1)) { run s (1); }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_stale_state_set_in_a_holds_body_is_refused():
+    # Part 03 §4.7's lint, wherever the `set` stands (a departure: pyserq
+    # 0.1.3 and 0.1.4 run this program, docs/departures.md)
+    with pytest.raises(SerqError) as info:
+        serq.load(source=STALE_IN_BODY)
+    msg = str(info.value)
+    assert "7:17" in msg and "reads queued(p0) when the session reaches the `set`" in msg
+
+
+@requires("0.1.3")
+def test_a_stale_state_set_in_a_holds_body_against_0_1_3():
+    assert run_reference(STALE_IN_BODY, "0.1.3")["ended"] == 1
+    with pytest.raises(Exception):  # the same `set` outside the hold: both refuse
+        run_reference(STALE_IN_BODY.replace(
+            "  hold p1 (2) { set w = max(queued(p0), 1); run s (1); }",
+            "  set w = max(queued(p0), 1);"), "0.1.3")
+
+
+def test_the_runner_classes_the_refusal_as_the_departure():
+    from differential_fuzz import Outcome, classify
+    ours = Outcome("refused", message=str(pytest.raises(SerqError, serq.load,
+                                                        source=STALE_IN_BODY).value))
+    cls, _ = classify(ours, Outcome("report", {"ended": 1}), STALE_IN_BODY)
+    assert cls == "departure: a stale-state set in a hold's body"
