@@ -18,7 +18,7 @@ from differential_fuzz import campaign, job_of, programs, render, run_ours
 from oracle import available, requires, run_reference
 
 # the generator seeds these findings came from (deterministic programs)
-PS_SEEDS = (1023, 1079, 1591, 3418, 3777, 4199, 4343)
+PS_SEEDS = (1023, 1079, 1591, 3418, 3777, 4199, 4343, 4544, 4917)
 WAIT_SEEDS = (3749, 3950)
 LEG_PREEMPTED_SEEDS = (4111, 4141)
 
@@ -57,6 +57,17 @@ def test_ps_jobs_that_finish_as_an_iteration_ends():
     rep = _generated(3777)
     assert rep["mean_live"] == pytest.approx(3.9875, rel=1e-9)
     assert rep["observes"]["o2"]["mean"] == pytest.approx(13.375, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed,name,count,mean", [
+    (4544, "o1", 7, 1.5714285714285714),  # 6 observations, mean 1.5, before
+    (4917, "o1", 33, 5.363636363636363),  # mean 5.3939 before
+])
+def test_observations_of_ps_programs(seed, name, count, mean):
+    # generator seeds 4544 and 4917, pyserq 0.1.3 and 0.1.4 (open findings
+    # that the re-evaluation after every settle settled)
+    o = _generated(seed)["observes"][name]
+    assert (o["count"], o["mean"]) == (count, pytest.approx(mean, rel=1e-9))
 
 
 # ------------------------------------------------------------ attention of a victim
