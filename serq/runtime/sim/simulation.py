@@ -609,6 +609,9 @@ class Simulation:
                 # fleet index may hold, in the engines' order (`FleetIndex`)
                 for st in fleet.idle_engines():
                     instant.mark(st)
+            while q and q[0][0] == t and type(q[0][3]) is AnnouncedSessionProcess \
+                    and not q[0][3].callbacks:
+                heappop(q)  # a session's end that nobody waits for is no event (pyserq)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
             if instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
                 # the settle of this event is over: `ps` stages re-evaluate
