@@ -1,6 +1,7 @@
 """Findings of the 5 000-program differential campaign (issue 22) settled
 against pyserq: when a `ps` stage re-evaluates, what a preempted resident
-leaves in its iteration's cost, which waits are "waiting for each other",
+leaves in its iteration's cost, a session's end (no event), which waits are
+"waiting for each other",
 and a leg whose hold is preempted.
 
 Every expected number comes from a named reference run: pyserq 0.1.3 (or
@@ -13,14 +14,16 @@ import pytest
 
 import serq
 from serq.core.errors import SerqError, SimulationError
+from serq.report.json_report import to_dict
 
 from differential_fuzz import campaign, job_of, programs, render, run_ours
-from oracle import available, requires, run_reference
+from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 
 # the generator seeds these findings came from (deterministic programs)
 PS_SEEDS = (1023, 1079, 1591, 3418, 3777, 4199, 4343, 4544, 4917)
 WAIT_SEEDS = (3749, 3950)
 LEG_PREEMPTED_SEEDS = (4111, 4141)
+SESSION_END_SEEDS = (4642, 4836)  # equal on main, differed with `ps` after every settle alone
 
 
 def _generated(seed: int, version: str = "0.1.3") -> dict:
@@ -68,6 +71,34 @@ def test_observations_of_ps_programs(seed, name, count, mean):
     # that the re-evaluation after every settle settled)
     o = _generated(seed)["observes"][name]
     assert (o["count"], o["mean"]) == (count, pytest.approx(mean, rel=1e-9))
+
+
+# the program generator seeds 3418 and 3777 shrank to: at t = 18 session 0's
+# last decode ends (and with it session 0) as sessions 1-3 finish `s0`
+# together; the completion of session 3's job is scheduled by the settle
+# that attempts, and session 0's end is no event
+PS_TIE_AT_ITERATION_END = """\
+stage E : step { cost 1; }
+stage s0 : ps(min(present, 2));
+workload { arrive batch(4); session { request; request; request; } }
+server { run s0 (2); run E decode (3); }
+run { horizon 20; }
+"""
+
+
+def test_ps_jobs_that_finish_together_at_an_iteration_end():
+    rep = to_dict(serq.run(serq.load(source=PS_TIE_AT_ITERATION_END)))
+    # pyserq 0.1.3, seed 1: 15 iterations, mean_decode_batch 35/15 (the
+    # iteration at 18 decodes for sessions 1 and 2; 36/15 with session 3)
+    assert rep["stages"][0]["iterations"] == 15
+    assert rep["stages"][0]["mean_decode_batch"] == pytest.approx(35 / 15, rel=1e-9)
+
+
+@requires("0.1.3")
+def test_ps_jobs_that_finish_together_at_an_iteration_end_against_0_1_3():
+    ref = run_reference(PS_TIE_AT_ITERATION_END, "0.1.3")
+    assert not compare_reports(to_dict(serq.run(serq.load(source=PS_TIE_AT_ITERATION_END))),
+                               ref, ignore=UNCOMPARED)
 
 
 # ------------------------------------------------------------ attention of a victim
@@ -163,7 +194,7 @@ def test_a_legs_hold_can_be_preempted(seed):
 # ------------------------------------------------------------ the campaign seeds
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("seed", PS_SEEDS + WAIT_SEEDS + LEG_PREEMPTED_SEEDS)
+@pytest.mark.parametrize("seed", PS_SEEDS + WAIT_SEEDS + LEG_PREEMPTED_SEEDS + SESSION_END_SEEDS)
 def test_campaign_seed_against_the_reference(seed):
     versions = [v for v in ("0.1.3", "0.1.4") if available(v)]
     if not versions:
