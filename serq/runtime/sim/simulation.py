@@ -610,8 +610,9 @@ class Simulation:
                 for st in fleet.idle_engines():
                     instant.mark(st)
             while q and q[0][0] == t and type(q[0][3]) is AnnouncedSessionProcess \
-                    and not q[0][3].callbacks:
-                heappop(q)  # a session's end that nobody waits for is no event (pyserq)
+                    and not q[0][3].callbacks and q[0][3]._ok:
+                heappop(q)  # a session's end that nobody waits for is no event (pyserq;
+                # a session that failed keeps its entry: the loop raises its error)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
             if instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
                 # the settle of this event is over: `ps` stages re-evaluate
