@@ -244,3 +244,14 @@ def test_the_runner_classes_the_refusal_as_the_departure():
                                                         source=STALE_IN_BODY).value))
     cls, _ = classify(ours, Outcome("report", {"ended": 1}), STALE_IN_BODY)
     assert cls == "departure: a stale-state set in a hold's body"
+
+
+def test_a_session_that_fails_as_a_settle_ends_stops_the_run():
+    # generator seed 4496: `run s0 (y / 4 + 0.25)` with y = -2 at t = 5;
+    # pyserq 0.1.3 and 0.1.4 stop with "the amount is -0.25" (the failed
+    # session's entry is not taken off with the ends nobody waits for)
+    (_s, program), = programs(4496, 1, False)
+    text = render(program, "0.1.3")
+    job = job_of(text, "0.1.3")
+    out = run_ours(text, job["horizon"], job["trace"], job["warmup"])
+    assert out.status == "stopped" and "the amount is -0.25" in out.message
