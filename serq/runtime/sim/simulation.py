@@ -36,7 +36,7 @@ from ..compile.poolspec import SpecCompiler, resolve_member
 from ..kernel.calendar import Calendar, is_ok, raise_failure, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
-from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess
+from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess, unwatched_end
 from .sessions import TraceCursor, attribute_slots, session_class
 from ..resources.stages import Delay, Fifo, Ps, Stage
 from ..watch.ticker import Ticker
@@ -609,8 +609,7 @@ class Simulation:
                 # fleet index may hold, in the engines' order (`FleetIndex`)
                 for st in fleet.idle_engines():
                     instant.mark(st)
-            while q and q[0][0] == t and type(q[0][3]) is AnnouncedSessionProcess \
-                    and not q[0][3].callbacks and q[0][3]._ok:
+            while q and q[0][0] == t and unwatched_end(q[0][3]):
                 heappop(q)  # a session's end that nobody waits for is no event (pyserq;
                 # a session that failed keeps its entry: the loop raises its error)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
