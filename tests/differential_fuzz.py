@@ -341,6 +341,12 @@ DEPARTURES = [
 ]
 
 
+#: serq-simpy's stale-state lint (Part 03 §4.7), which 0.1.3 and 0.1.4 apply
+#: only to a `set` outside any hold's body
+STALE_SET = re.compile(r"link error: `\w+` reads .* when the session reaches the `set`, "
+                       r"and is used in the header of a hold")
+
+
 def rerun(text: str, job: dict) -> Callable[[], Outcome]:
     """`again` for `classify`: run `text` in serq-simpy as `job` says."""
     return lambda: run_ours(text, job["horizon"], job["trace"], job["warmup"])
@@ -373,6 +379,10 @@ def classify(ours: Outcome, ref: Outcome, text: str,
             return "dialect", [ref.message.splitlines()[0]]
         return "finding: reference refuses", [ref.message.splitlines()[0]]
     if ours.status == "refused":
+        if STALE_SET.search(ours.message):
+            # Part 03 §4.7's lint; 0.1.3 and 0.1.4 miss a `set` that stands
+            # in an earlier hold's body (docs/departures.md)
+            return "departure: a stale-state set in a hold's body", [ours.message.splitlines()[0]]
         return "finding: serq-simpy refuses", [ours.message.splitlines()[0]]
     if "hang" in (ours.status, ref.status):
         if ours.status == ref.status:

@@ -9,7 +9,9 @@ Three priorities give the language's execution model:
 * `CALENDAR` (SimPy's NORMAL, 1): timed events (job completions, arrivals,
   the warm-up boundary);
 * `LATE` (2): the end of an instant: once no other event is due at the
-  current time, `ps` stages and flows recompute their rates.
+  current time, flows recompute their rates and engines attempt iterations
+  (`ps` stages recompute theirs earlier, after every settle:
+  `Instant.settle_each`).
 """
 from __future__ import annotations
 
@@ -90,6 +92,20 @@ class Instant:
         if not self.pending and not self.inline:
             self.pending = True
             timer(self.env, 0.0, self._fire, LATE)
+
+    def settle_each(self) -> None:
+        """The settle of one event has ended (no ready session is left):
+        recompute now, in declaration order, what re-evaluates after every
+        settle rather than once the instant is over (`ps` stages, Part 04 §2:
+        `each_settle`)."""
+        now = [obj for obj in self.dirty if getattr(obj, "each_settle", False)]
+        if not now:
+            return
+        self.dirty = [obj for obj in self.dirty if not getattr(obj, "each_settle", False)]
+        now.sort(key=_order)
+        for obj in now:
+            obj.dirty = False
+            obj.end_of_instant()
 
     def _fire(self, _ev: Event) -> None:
         self.pending = False

@@ -180,3 +180,10 @@ class AnnouncedSessionProcess(SessionProcess):
 
     __slots__ = ()
     end_entry = True
+
+
+def unwatched_end(entry: Any) -> bool:
+    """Whether the calendar entry `entry` is the end of a session in the
+    general loop that succeeded and that nobody waits for (no event in
+    pyserq: the loop may take it off unhandled)."""
+    return type(entry) is AnnouncedSessionProcess and not entry.callbacks and entry._ok

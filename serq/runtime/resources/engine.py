@@ -187,6 +187,9 @@ class StepStage(Stage):
                     plan.left += a[1]
                     if job.mode == "prefill":
                         plan.prefilled -= a[1]
+                        # and its attention: the cost counts the scheduled
+                        # residents only (§7 step 7; pyserq 0.1.3, issue 22)
+                        plan.attention -= a[1] * (a[2] + a[1] / 2.0)
             plan.assign = [a for a in plan.assign if a[0] is not job]
         if self.running is not None:
             self.running[0][:] = [a for a in self.running[0] if a[0] is not job]

@@ -336,20 +336,18 @@ class Fifo(Stage):
         return total
 
 
-#: how close (relative) virtual time must be to a job's tag for an
-#: earlier calendar entry to complete it (`Ps._timer`)
-TAG_TOL = 1e-12
-
-
 class Ps(Stage):
     """`ps(φ)`: processor sharing at total rate φ(present).
 
     Virtual time `V` advances at rate φ/n; a job arriving at `V` with work
     `w` gets finish tag `V + w`; the smallest tag finishes next (ties in
-    start order). φ is re-evaluated at the end of every instant in which
-    the population changed (Part 04 §2, Part 07 §4.5)."""
+    start order). φ is re-evaluated after every settle in which the
+    population changed (Part 04 §2, Part 07 §4.5): a completion it schedules
+    at the current instant does not hold back that settle's iteration
+    attempts (`Instant.settle_each`; pyserq 0.1.3, issue 22)."""
 
     kind = "ps"
+    each_settle = True  # φ is re-evaluated after every settle (`Instant.settle_each`)
 
     def __init__(self, sim: Any, name: str, index: Optional[int],
                  capacity: Callable[[int], float], instant: Instant):
@@ -427,15 +425,8 @@ class Ps(Stage):
     def _timer(self, ev: Event) -> None:
         self.sim.events += 1
         now = self.env.now
-        if ev.value != self.gen and (
-                not self.heap or self.heap[0][0] - self._vnow(now) > TAG_TOL * max(1.0, self.vtime)):
-            # an entry made before the last change of the job set does
-            # nothing, unless the first job's tag is reached now: then it is
-            # the completion of that job, in the entry's place on the calendar
-            # (two jobs that finish together, one of whose entries a newcomer
-            # replaced, both finish before an engine's attempt; pyserq 0.1.3,
-            # issue 22)
-            return
+        if ev.value != self.gen:
+            return  # an entry made before the last re-evaluation does nothing
         self._advance(now)
         self._sync(now)
         tag, _seq, job = heappop(self.heap)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from simpy.events import Event, Process
+from simpy.events import Event
 
 from ...core.errors import SimulationError
 from ..random import rng as rngmod
@@ -31,6 +31,7 @@ from ..kernel.calendar import trigger
 from ..kernel.instant import READY
 from ..kernel.process import stop as stop_process
 from ..compile import names as N
+from ...core.tolerance import TOL
 
 KIND_LEG = 3  # Part 07 §3.2 `c` of a leg's stream (pyserq 0.1.3–0.1.5)
 
@@ -81,7 +82,7 @@ class Legs:
         leg.rng = leg_stream(sim.seed, s.sid, s.forks, sim.scheme)
         s.forks += 1
         s.legs.append(leg)
-        leg.proc = Process(self.env, body(leg))
+        leg.proc = sim.process_class(self.env, body(leg))  # a session's kind: it can be preempted
 
     def leg_end(self, leg: Any) -> None:
         """The leg's body has ended: its leases pass to the session (or end,
@@ -157,10 +158,8 @@ class Legs:
         for s, at in self.joining.items():
             waits[s] = (f"the `join` at {at}", list(s.legs))
         for pool in self.sim.pool_list:
-            holders = [f.session for f in pool.frames]
-            holders += [lease.owner for lease in pool.leases if not lease.expires]
             for frame in pool.queue:
-                waits[frame.session] = (f"`{pool.label}`", holders)
+                waits[frame.session] = (f"`{pool.label}`", _holders_in_the_way(frame))
             # (a stalled `grow` is no such wait: pyserq 0.1.3 and 0.1.4 run on
             # to the horizon and report the stall, `growing_stalled`)
         stuck = set(waits)
@@ -182,6 +181,27 @@ class Legs:
             help="a leg waits for units a lease holds until its session's copy while the "
                  "session waits for the leg inside a hold another leg needs; a finite "
                  "`lease`, larger pools, or the `join` before the hold breaks the cycle")
+
+
+def _holders_in_the_way(frame: Any) -> list[Any]:
+    """The holders a waiting hold waits for: those of every pool its units
+    (or its reservation, once an admission has read it) do not fit now. None when it fits every pool (it
+    waits for the queue's order only), or when a pool it does not fit has no
+    holder or a lease that expires: an event will free it (pyserq 0.1.3 and
+    0.1.4, generator seed 3749; issue 22)."""
+    holders: list[Any] = []
+    for k, p in enumerate(frame.pools):
+        need = frame.need[k] if frame.tried else 0.0  # as an admission last read it
+        units = p.ru(max(need, frame.units[k]))
+        if p.used + p.reserved() + units <= p.cap + TOL:
+            continue
+        if any(lease.expires for lease in p.leases):
+            return []
+        mine = [f.session for f in p.frames] + [lease.owner for lease in p.leases]
+        if not mine:
+            return []
+        holders += mine
+    return holders
 
 
 def where(leg: Any) -> str:

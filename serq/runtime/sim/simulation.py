@@ -36,7 +36,7 @@ from ..compile.poolspec import SpecCompiler, resolve_member
 from ..kernel.calendar import Calendar, is_ok, raise_failure, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
-from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess
+from ..kernel.process import STARTED, AnnouncedSessionProcess, SessionProcess, unwatched_end
 from .sessions import TraceCursor, attribute_slots, session_class
 from ..resources.stages import Delay, Fifo, Ps, Stage
 from ..watch.ticker import Ticker
@@ -215,10 +215,12 @@ class Simulation:
                 gap=gap, limit=self.limit)
         self._track_estimates()
         #: the plain event loop suffices: no pool, engine, gauge, drain or
-        #: invariant check needs its end-of-event work (progress is a thread's)
+        #: invariant check needs its end-of-event work (progress is a thread's;
+        #: `ps` stages re-evaluate after every settle)
         self.simple = (not self.gauges and self.limit is None
                        and not self.pool_list and not self.check_invariants
-                       and not self.step_list)
+                       and not self.step_list
+                       and not any(getattr(st, "each_settle", False) for st in self.stage_list))
         self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
 
     def _make_stage(self, decl: ir.Stage, order: int) -> None:
@@ -607,7 +609,16 @@ class Simulation:
                 # fleet index may hold, in the engines' order (`FleetIndex`)
                 for st in fleet.idle_engines():
                     instant.mark(st)
-            if instant.dirty and (not q or q[0][0] != t):
+            while q and q[0][0] == t and unwatched_end(q[0][3]):
+                heappop(q)  # a session's end that nobody waits for is no event (pyserq;
+                # a session that failed keeps its entry: the loop raises its error)
+            due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
+            if instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
+                # the settle of this event is over: `ps` stages re-evaluate
+                # now; what they schedule at this instant does not hold back
+                # this settle's iteration attempts (pyserq 0.1.3, issue 22)
+                instant.settle_each()
+            if instant.dirty and not due:
                 instant.settled()
             if legs is not None and len(q) <= 2 and legs.joining and (
                     not q or q[0][0] != env.now):

@@ -1,0 +1,257 @@
+"""Findings of the 5 000-program differential campaign (issue 22) settled
+against pyserq: when a `ps` stage re-evaluates, what a preempted resident
+leaves in its iteration's cost, a session's end (no event), which waits are
+"waiting for each other",
+and a leg whose hold is preempted.
+
+Every expected number comes from a named reference run: pyserq 0.1.3 (or
+0.1.4), seed 1, on the program shown or on the generator's program of the
+named seed (`tests/program_gen.py`, rendered by
+`tests/differential_fuzz.py`)."""
+from __future__ import annotations
+
+import pytest
+
+import serq
+from serq.core.errors import SerqError, SimulationError
+from serq.report.json_report import to_dict
+
+from differential_fuzz import campaign, job_of, programs, render, run_ours
+from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
+
+# the generator seeds these findings came from (deterministic programs)
+PS_SEEDS = (1023, 1079, 1591, 3418, 3777, 4199, 4343, 4544, 4917)
+WAIT_SEEDS = (3749, 3950)
+LEG_PREEMPTED_SEEDS = (4111, 4141)
+SESSION_END_SEEDS = (4642, 4836)  # equal on main, differed with `ps` after every settle alone
+
+
+def _generated(seed: int, version: str = "0.1.3") -> dict:
+    """serq-simpy's report of the generator's program `seed` (as the runner runs it)."""
+    (_s, program), = programs(seed, 1, False)
+    text = render(program, version)
+    job = job_of(text, version)
+    out = run_ours(text, job["horizon"], job["trace"], job["warmup"])
+    assert out.status == "report", (out.status, out.message)
+    return out.report
+
+
+# ------------------------------------------------------------ `ps` after every settle
+
+def test_ps_stages_re_evaluate_after_every_settle():
+    # generator seed 4199, pyserq 0.1.3 and 0.1.4: `mean_number` of its
+    # `ps` stage 0.75 (0.7375 with the re-evaluation at the instant's end
+    # and an obsolete entry completing a job whose tag is reached)
+    rep = _generated(4199)
+    assert rep["stages"][0]["mean_number"] == pytest.approx(0.75, rel=1e-9)
+    assert rep["gauges"]["g1"]["mean"] == pytest.approx(0.75, rel=1e-9)
+
+
+def test_a_completion_scheduled_in_a_settle_does_not_hold_back_its_attempt():
+    # generator seed 4343, pyserq 0.1.3 and 0.1.4: stages 0 and 1
+    rep = _generated(4343)
+    assert rep["stages"][0]["mean_number"] == pytest.approx(8.50375, rel=1e-9)
+    assert rep["stages"][1]["mean_number"] == pytest.approx(1.19625, rel=1e-9)
+
+
+def test_ps_jobs_that_finish_as_an_iteration_ends():
+    # generator seed 3777, pyserq 0.1.3 and 0.1.4 (the tie of `ps` jobs at
+    # an engine's iteration end, docs/departures.md)
+    rep = _generated(3777)
+    assert rep["mean_live"] == pytest.approx(3.9875, rel=1e-9)
+    assert rep["observes"]["o2"]["mean"] == pytest.approx(13.375, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed,name,count,mean", [
+    (4544, "o1", 7, 1.5714285714285714),  # 6 observations, mean 1.5, before
+    (4917, "o1", 33, 5.363636363636363),  # mean 5.3939 before
+])
+def test_observations_of_ps_programs(seed, name, count, mean):
+    # generator seeds 4544 and 4917, pyserq 0.1.3 and 0.1.4 (open findings
+    # that the re-evaluation after every settle settled)
+    o = _generated(seed)["observes"][name]
+    assert (o["count"], o["mean"]) == (count, pytest.approx(mean, rel=1e-9))
+
+
+# the program generator seeds 3418 and 3777 shrank to: at t = 18 session 0's
+# last decode ends (and with it session 0) as sessions 1-3 finish `s0`
+# together; the completion of session 3's job is scheduled by the settle
+# that attempts, and session 0's end is no event
+PS_TIE_AT_ITERATION_END = """\
+stage E : step { cost 1; }
+stage s0 : ps(min(present, 2));
+workload { arrive batch(4); session { request; request; request; } }
+server { run s0 (2); run E decode (3); }
+run { horizon 20; }
+"""
+
+
+def test_ps_jobs_that_finish_together_at_an_iteration_end():
+    rep = to_dict(serq.run(serq.load(source=PS_TIE_AT_ITERATION_END)))
+    # pyserq 0.1.3, seed 1: 15 iterations, mean_decode_batch 35/15 (the
+    # iteration at 18 decodes for sessions 1 and 2; 36/15 with session 3)
+    assert rep["stages"][0]["iterations"] == 15
+    assert rep["stages"][0]["mean_decode_batch"] == pytest.approx(35 / 15, rel=1e-9)
+
+
+@requires("0.1.3")
+def test_ps_jobs_that_finish_together_at_an_iteration_end_against_0_1_3():
+    ref = run_reference(PS_TIE_AT_ITERATION_END, "0.1.3")
+    assert not compare_reports(to_dict(serq.run(serq.load(source=PS_TIE_AT_ITERATION_END))),
+                               ref, ignore=UNCOMPARED)
+
+
+# ------------------------------------------------------------ attention of a victim
+
+# shrunk from generator seed 3418: sessions 0 and 1 are served 4 prefill
+# tokens each, session 2 is admitted, and its growth preempts session 0
+# (`preempt by (admission)`), whose 4 tokens are dropped -- and its
+# attention with them: the iteration costs 1 + 0.001 * 16, not 0.001 * 24
+VICTIM_ATTENTION = """\
+stage E : step { budget 16; cost 1 + 0.001 * attention; memory kv; }
+pool kv { cap 10; block 2; preempt by (admission); admit via E; }
+workload { arrive batch(3); session { request; end; } }
+server { hold kv ((2)) { run E prefill ((4)) growing kv; observe a = now; observe who = serial; } }
+run { horizon 20; }
+"""
+
+
+def test_a_preempted_resident_gives_back_its_attention():
+    rep = serq.run(serq.load(source=VICTIM_ATTENTION))
+    # pyserq 0.1.3, seed 1: sessions 1 and 2 end at 1.016, session 0 at
+    # 2.024 (1.016 + 1 + 0.001 * 8)
+    assert [round(v, 9) for v in rep.observes["a"].values] == [1.016, 1.016, 2.024]
+    assert list(rep.observes["who"].values) == [1.0, 2.0, 0.0]
+
+
+@requires("0.1.3")
+def test_a_preempted_resident_gives_back_its_attention_against_0_1_3():
+    ref = run_reference(VICTIM_ATTENTION, "0.1.3")
+    assert ref["observes"]["a"]["mean"] == pytest.approx(
+        serq.run(serq.load(source=VICTIM_ATTENTION)).observes["a"].mean, rel=1e-9)
+
+
+# ------------------------------------------------------------ waiting for each other
+
+# a leg waits at `p0`, whose units its own session's `lease … (inf)` keeps,
+# while the session waits for it at the `join`; sessions 1 and 2 queue at
+# `p0` before the leg. LEG units of the leg's hold; RESERVE its reservation
+OWN_LEASE = """\
+pool p0 { cap 6; }
+stage s0 : delay;
+workload { arrive batch(3); session { request; end; } }
+server {
+  hold p0 (5) { run s0 (1); } lease p0 (inf);
+  fork { hold p0 (LEG) RESERVE { run s0 (1); } }
+  join;
+}
+run { horizon 20; }
+"""
+
+
+@pytest.mark.parametrize("leg,reserve", [("1", ""), ("1", "reserve (2)")])
+def test_a_hold_that_fits_waits_for_the_queue_not_for_the_holders(leg, reserve):
+    # pyserq 0.1.3, seed 1: the leg's hold fits beside the lease (1 unit;
+    # its reservation is not read before an admission tries it); it waits
+    # behind sessions 1 and 2 only: no cycle is reported, the run reaches
+    # its horizon with no session ended (as generator seeds 3749 and 3950)
+    src = OWN_LEASE.replace("LEG", leg).replace("RESERVE", reserve)
+    rep = serq.run(serq.load(source=src))
+    assert rep.ended == 0
+
+
+def test_a_hold_that_does_not_fit_waits_for_the_holders():
+    # pyserq 0.1.3, seed 1: "the run ends with sessions that wait for each
+    # other: session 0 waits at a `join`; session 1 waits at `p0`; …"
+    src = OWN_LEASE.replace("LEG", "2").replace("RESERVE", "")
+    with pytest.raises(SimulationError) as info:
+        serq.run(serq.load(source=src))
+    assert "wait for each other" in info.value.message
+    assert "session 1 waits at `p0`" in info.value.message
+
+
+@requires("0.1.3")
+def test_own_lease_cycles_against_0_1_3():
+    from oracle import OracleError
+    for leg, reserve in (("1", ""), ("1", "reserve (2)")):
+        ref = run_reference(OWN_LEASE.replace("LEG", leg).replace("RESERVE", reserve), "0.1.3")
+        assert ref["ended"] == 0
+    with pytest.raises(OracleError) as info:
+        run_reference(OWN_LEASE.replace("LEG", "2").replace("RESERVE", ""), "0.1.3")
+    assert "wait for each other" in str(info.value)
+
+
+# ------------------------------------------------------------ a preempted leg
+
+@pytest.mark.parametrize("seed", LEG_PREEMPTED_SEEDS)
+def test_a_legs_hold_can_be_preempted(seed):
+    # a growth preempts a leg's hold (it used to fail with AttributeError:
+    # a leg ran as a plain SimPy process); pyserq 0.1.3 and 0.1.4 report
+    # (the comparison below)
+    assert _generated(seed)["arrivals"] > 0
+
+
+# ------------------------------------------------------------ the campaign seeds
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("seed", PS_SEEDS + WAIT_SEEDS + LEG_PREEMPTED_SEEDS + SESSION_END_SEEDS)
+def test_campaign_seed_against_the_reference(seed):
+    versions = [v for v in ("0.1.3", "0.1.4") if available(v)]
+    if not versions:
+        pytest.skip("no pyserq 0.1.3 or 0.1.4")
+    c = campaign(versions, start=seed, count=1, draw_count=0)
+    assert not c.findings, [(r.version, r.cls, r.diffs[:4]) for r in c.findings]
+
+
+# ------------------------------------------------------------ a stale-state `set`
+
+# generator seed 2595, reduced: the `set` reads `queued(p0)` inside the body
+# of a hold of `p1`; `w` is then used in the header of a hold of `p0`
+STALE_IN_BODY = """\
+pool p0 { cap 4; }
+pool p1 { cap 10; }
+stage s : delay;
+workload { arrive batch(1); session { request; end; } }
+server {
+  hold p1 (2) { set w = max(queued(p0), 1); run s (1); }
+  hold p0 ((min(w, 2) + 1)) { run s (1); }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_stale_state_set_in_a_holds_body_is_refused():
+    # Part 03 §4.7's lint, wherever the `set` stands (a departure: pyserq
+    # 0.1.3 and 0.1.4 run this program, docs/departures.md)
+    with pytest.raises(SerqError) as info:
+        serq.load(source=STALE_IN_BODY)
+    msg = str(info.value)
+    assert "7:17" in msg and "reads queued(p0) when the session reaches the `set`" in msg
+
+
+@requires("0.1.3")
+def test_a_stale_state_set_in_a_holds_body_against_0_1_3():
+    assert run_reference(STALE_IN_BODY, "0.1.3")["ended"] == 1
+    with pytest.raises(Exception):  # the same `set` outside the hold: both refuse
+        run_reference(STALE_IN_BODY.replace(
+            "  hold p1 (2) { set w = max(queued(p0), 1); run s (1); }",
+            "  set w = max(queued(p0), 1);"), "0.1.3")
+
+
+def test_the_runner_classes_the_refusal_as_the_departure():
+    from differential_fuzz import Outcome, classify
+    ours = Outcome("refused", message=str(pytest.raises(SerqError, serq.load,
+                                                        source=STALE_IN_BODY).value))
+    cls, _ = classify(ours, Outcome("report", {"ended": 1}), STALE_IN_BODY)
+    assert cls == "departure: a stale-state set in a hold's body"
+
+
+def test_a_session_that_fails_as_a_settle_ends_stops_the_run():
+    # generator seed 4496: `run s0 (y / 4 + 0.25)` with y = -2 at t = 5;
+    # pyserq 0.1.3 and 0.1.4 stop with "the amount is -0.25" (the failed
+    # session's entry is not taken off with the ends nobody waits for)
+    (_s, program), = programs(4496, 1, False)
+    text = render(program, "0.1.3")
+    job = job_of(text, "0.1.3")
+    out = run_ours(text, job["horizon"], job["trace"], job["warmup"])
+    assert out.status == "stopped" and "the amount is -0.25" in out.message
