@@ -55,12 +55,13 @@ _PAGE = re.compile(r"^tests/test_docs\.py::\w+\[(?P<page>[^\]]+\.md):\d+\]$")
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """Under `pytest -n` with `--dist loadfile` (pyproject's addopts): each
-    file's tests on one worker in order, as loadfile does, but the docs test's
-    blocks by page, not as one file, so that the pages spread over the workers
-    (a page's blocks stay together: a block may use what an earlier one
-    made)."""
-    if config.getvalue("dist") != "loadfile":
+    """Under `pytest -n` (its default `--dist load`, or `loadfile`): each
+    file's tests on one worker in order, as loadfile does (test_fuzz's last
+    test reads the counts its short profiles left), but the docs test's
+    blocks by page, not as one file, so that the pages spread over the
+    workers (a page's blocks stay together: a block may use what an earlier
+    one made). Another `--dist` is left to xdist."""
+    if config.getvalue("dist") not in ("load", "loadfile"):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
