@@ -1,5 +1,6 @@
-"""Shared pytest hooks: the session's own cache directory, and the fuzz
-tests' counts in the terminal summary."""
+"""Shared pytest hooks: the session's own cache directory, the fuzz tests'
+counts in the terminal summary, and the scheduling of tests over the workers
+of `pytest -n` (pytest-xdist)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +8,8 @@ import re
 import shutil
 import tempfile
 from collections import Counter
+
+import pytest
 
 
 def pytest_configure(config):
@@ -54,6 +57,7 @@ def pytest_terminal_summary(terminalreporter):
 _PAGE = re.compile(r"^tests/test_docs\.py::\w+\[(?P<page>[^\]]+\.md):\d+\]$")
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown without it
 def pytest_xdist_make_scheduler(config, log):
     """Under `pytest -n` (its default `--dist load`, or `loadfile`): each
     file's tests on one worker in order, as loadfile does (test_fuzz's last
