@@ -565,6 +565,9 @@ class Simulation:
         legs = self.legs
         fleet = self.fleet
         idle = fleet.idle
+        # stages that re-evaluate after every settle (`ps`): without them the
+        # loop need not ask after each event (`Instant.settle_each`)
+        each = any(getattr(st, "each_settle", False) for st in self.stage_list)
         instant.inline = True  # the end of an instant is handled below
         if instant.pending:
             instant.pending = False  # an entry already queued finds nothing to do
@@ -613,7 +616,7 @@ class Simulation:
                 heappop(q)  # a session's end that nobody waits for is no event (pyserq;
                 # a session that failed keeps its entry: the loop raises its error)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
-            if instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
+            if each and instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
                 # the settle of this event is over: `ps` stages re-evaluate
                 # now; what they schedule at this instant does not hold back
                 # this settle's iteration attempts (pyserq 0.1.3, issue 22)
