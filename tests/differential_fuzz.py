@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import subprocess
 import sys
 import threading
@@ -151,6 +151,7 @@ class ReferenceStream:
         self.jobs = jobs
         self.next_job = 0
         self.proc: Optional[subprocess.Popen] = None
+        self.lines: queue.Queue = queue.Queue()
 
     def _start(self) -> None:
         self.proc = subprocess.Popen([self.python, "-c", _DRIVER], stdin=subprocess.PIPE,
@@ -166,14 +167,31 @@ class ReferenceStream:
             except (BrokenPipeError, ValueError, OSError):
                 pass
         threading.Thread(target=feed, daemon=True).start()
+        # the answers, read by a thread of their own: a `select` on the pipe
+        # misses a line already read into the stream's buffer (it reported a
+        # job as not answering while its answer waited there and the
+        # reference worked on a slow later job: generator seed 4546, 0.1.3)
+        lines: queue.Queue = queue.Queue()
+        stdout = self.proc.stdout
+
+        def read() -> None:
+            try:
+                for line in stdout:
+                    lines.put(line)
+            except (ValueError, OSError):
+                pass
+            lines.put("")
+        threading.Thread(target=read, daemon=True).start()
+        self.lines = lines
 
     def next(self) -> Outcome:
         """The reference's outcome of the next job."""
         if self.proc is None:
             self._start()
-        out = self.proc.stdout
-        ready, _, _ = select.select([out], [], [], REF_BOUND)
-        line = out.readline() if ready else ""
+        try:
+            line = self.lines.get(timeout=REF_BOUND)
+        except queue.Empty:
+            line = ""
         self.next_job += 1
         if not line:
             self.close()
