@@ -292,6 +292,29 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
         schedule.exclusive_body = plain  # type: ignore[assignment]
 
 
+@contextmanager
+def spill_tier_unchecked() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's spill, emulated in serq-simpy for the runner:
+    the tier makes room for 0 units before it takes the spilled piece, so it
+    can end above its cap (Part 03 §9 step 3 makes room for the piece;
+    Part 03 §14)."""
+    plain = HoldManager.spill
+
+    def spill(self: HoldManager, pool: Any, entry: Any, piece: float) -> None:
+        tier = pool.spec.spill.tier
+        make_room = tier.make_room
+        tier.make_room = lambda _units: make_room(0.0)
+        try:
+            plain(self, pool, entry, piece)
+        finally:
+            del tier.make_room
+    HoldManager.spill = spill  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        HoldManager.spill = plain  # type: ignore[method-assign]
+
+
 class _Listings(dict):
     """0.1.3's holders: a count of listings per session, `len` their sum."""
 
@@ -356,6 +379,10 @@ DEPARTURES = [
     Departure("an exclusive prefill engine with every prefill stalled", (),
               lambda t: "exclusive prefill" in t and "growing" in t,
               stalled_prefills_hold_decodes),
+    # Part 03 §9 step 3: a spill tier makes room for the piece before taking
+    # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
+    Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
+              spill_tier_unchecked),
 ]
 
 
