@@ -473,14 +473,13 @@ def test_generated_programs_short():
 
 
 @pytest.mark.oracle
-@pytest.mark.campaign
+@pytest.mark.slow
 @pytest.mark.skipif(not _installed(), reason="no pyserq reference installed")
 def test_generated_programs_long():
     """4 000 deterministic programs (each against 0.1.3 and 0.1.4) and 1 000
     drawing ones (against 0.1.5): 5 000 programs, fixed seeds, on 2 worker
-    processes (about 10 CPU-minutes, nearly all of it serq-simpy's runs). A
-    campaign (`pytest -m campaign`), not yet in CI's slow step: the findings
-    listed as open on docs/departures.md must be settled first."""
+    processes (about 10 CPU-minutes, nearly all of it serq-simpy's runs), in
+    CI's slow step."""
     c = campaign(_installed(), start=1000, count=4000, draw_count=1000, jobs=2)
     print(json.dumps(c.counts(), indent=1))
     print(coverage_table(c))
