@@ -483,6 +483,9 @@ def test_generated_programs_long():
     c = campaign(_installed(), start=1000, count=4000, draw_count=1000, jobs=2)
     print(json.dumps(c.counts(), indent=1))
     print(coverage_table(c))
+    for r in c.results:  # every comparison that is not `equal`, one line each
+        if r.cls != "equal":
+            print(f"{r.version} seed {r.seed}: {r.cls}: {(r.diffs or [''])[0]}")
     _check(c)
     assert all(c.coverage.get(k, 0) > 0 for k in KINDS), coverage_table(c)
 
