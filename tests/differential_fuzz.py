@@ -392,6 +392,11 @@ STALE_SET = re.compile(r"link error: `\w+` reads .* when the session reaches the
                        r"and is used in the header of a hold")
 
 
+#: serq-simpy's "does not settle" run-time error (Part 02 §10.5), where
+#: pyserq runs on for ever at one instant
+UNSETTLED = re.compile(r"the instant t = \S+ does not settle: session \d+ became ready")
+
+
 def rerun(text: str, job: dict) -> Callable[[], Outcome]:
     """`again` for `classify`: run `text` in serq-simpy as `job` says."""
     return lambda: run_ours(text, job["horizon"], job["trace"], job["warmup"])
@@ -432,6 +437,10 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     if "hang" in (ours.status, ref.status):
         if ours.status == ref.status:
             return "both stop", []
+        if ref.status == "hang" and ours.status == "stopped" and UNSETTLED.search(ours.message):
+            # Part 02 §10.5's run-time error; the reference loops for ever
+            # (docs/departures.md)
+            return "departure: an instant that does not settle", [ours.message.splitlines()[0]]
         who = "serq-simpy" if ours.status == "hang" else "reference"
         return f"finding: {who} does not end", [ours.message or ref.message]
     if ours.status == "stopped" or ref.status == "stopped":
