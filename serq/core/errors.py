@@ -148,12 +148,15 @@ def amount_error(value: float, text: str, time: float) -> SimulationError:
 SPIN_LIMIT = 1000
 
 
-def unsettled_error(serial: float, time: float, why: str) -> SimulationError:
+def unsettled_error(serial: float, time: float, why: str,
+                    where: Optional[str] = None) -> SimulationError:
     """Part 02 §10.5's run-time error: session `serial` became ready more
-    than SPIN_LIMIT times at the instant `time`; `why` names the likely cause."""
+    than SPIN_LIMIT times at the instant `time`; `why` names the likely
+    cause, `where` (`file:line:col`) the statement the session is at."""
     return SimulationError(
         f"the instant t = {shortest(time)} does not settle: session {int(serial)} became "
-        f"ready {SPIN_LIMIT + 1} times without time passing ({why})", time)
+        f"ready {SPIN_LIMIT + 1} times without time passing ({why})", time,
+        notes=[f"the session is at {where}"] if where else None)
 
 
 class PolicyError(SimulationError):

@@ -20,6 +20,7 @@ from simpy.events import Event
 from ...core.errors import SPIN_LIMIT, SimulationError, amount_error, shortest, unsettled_error
 from ..kernel.calendar import trigger
 from ..kernel.instant import READY, fire, timer
+from ..kernel.process import generator_of, generator_position
 from ...core.tolerance import TOL
 from .pools import CacheEntry, Pool
 
@@ -585,8 +586,12 @@ class HoldManager:
             self.spins = {}
         n = self.spins[s] = self.spins.get(s, 0) + 1
         if n > SPIN_LIMIT:
-            raise unsettled_error(s.serial, now, "holds that preempt each other and are "
-                                  "admitted again at once")
+            compiler = getattr(self.sim, "compiler", None)
+            where = None
+            if compiler is not None and s.proc is not None:
+                where = generator_position(generator_of(s.proc), compiler.position)
+            raise unsettled_error(s.serial, now, "holds that preempt each other, or a hold "
+                                  "that preempts itself, admitted again at once", where)
 
     def _detach(self, s: Any) -> None:
         s.proc.detach()
