@@ -620,12 +620,19 @@ class Simulation:
                 heappop(q)  # a session's end that nobody waits for is no event (pyserq;
                 # a session that failed keeps its entry: the loop raises its error)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
-            if each and instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
-                # the settle of this event is over: `ps` stages re-evaluate
-                # now; what they schedule at this instant does not hold back
-                # this settle's iteration attempts (pyserq 0.1.3, issue 22)
-                instant.settle_each()
-            if instant.dirty and not due:
+            if due:
+                if each and instant.dirty and item[1] != LATE and q[0][1] != READY:
+                    # the settle of this event is over and the instant goes
+                    # on: `ps` stages re-evaluate now (pyserq 0.1.3, issue 22)
+                    instant.settle_each()
+            elif instant.dirty:
+                # the instant's last settle: the stages in declaration order,
+                # engines attempting and `ps` stages re-evaluating (Part 02
+                # §10.3 step 4), so an iteration end and a `ps` completion
+                # that fall at one time are entered in the stages' order
+                # (pyserq 0.1.3, generator seed 3070); what a `ps` stage
+                # schedules at this instant does not hold back the attempts
+                # (`due` was judged before; issue 22)
                 instant.settled()
             if legs is not None and len(q) <= 2 and legs.joining and (
                     not q or q[0][0] != env.now):
