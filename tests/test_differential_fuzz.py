@@ -513,6 +513,49 @@ def test_a_preemption_by_an_admitted_session_against_0_1_3():
     assert not compare_reports(_report(SELF_PREEMPTING_GROW), ref, ignore=UNCOMPARED)
 
 
+# found by the fuzzer (0.1.3, generator seed 3070, reduced): at the end of
+# the instant t = 0 the stages go in declaration order (Part 02 §10.3 step
+# 4): the engine `E` starts its iteration (its end entered for t = 1), then
+# `s0` enters its completion for t = 1. At 1 session 1 (the engine's)
+# resumes first, then 0 and 2 (at `s0`); each chooses the emptier `a[j]`.
+# With `s0` declared first, its completion comes first (session 0 first)
+CHOOSE_TIE = """\
+stage E : step { cost 1; }
+stage s0 : ps(1);
+stage a[2] : fifo;
+workload { arrive batch(3); session { request; } }
+server {
+  branch (serial == 1) { run E prefill (2); } else { run s0 (0.5); }
+  choose j in 2 by (queue(a[j]), -j);
+  run a[j] (serial / 4 + 0.5);
+  observe done = now;
+}
+run { horizon 10; }
+"""
+CHOOSE_TIE_PS_FIRST = CHOOSE_TIE.replace("stage E : step { cost 1; }\nstage s0 : ps(1);\n",
+                                         "stage s0 : ps(1);\nstage E : step { cost 1; }\n")
+
+
+def test_an_iteration_end_and_a_ps_completion_at_one_time_go_in_the_stages_order():
+    d = _report(CHOOSE_TIE)
+    # pyserq 0.1.3, seed 1: session 1 takes a[1] (0.75), 0 takes a[0] (0.5),
+    # 2 waits behind 1 at a[1] (1.0): done at 1.75, 1.5, 2.75
+    assert d["observes"]["done"]["mean"] == pytest.approx(2.0, rel=1e-9)
+    assert d["stages"][2]["mean_service"] == pytest.approx(0.5, rel=1e-9)
+    assert d["stages"][3]["mean_wait"] == pytest.approx(0.375, rel=1e-9)
+    # `s0` declared first (pyserq 0.1.3, seed 1): sessions 0, 1, 2 in turn,
+    # done at 1.5, 1.75, 2.5 (serq-simpy gave these for both orders)
+    e = _report(CHOOSE_TIE_PS_FIRST)
+    assert e["observes"]["done"]["mean"] == pytest.approx(5.75 / 3, rel=1e-9)
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("source", [CHOOSE_TIE, CHOOSE_TIE_PS_FIRST], ids=["engine first", "ps first"])
+def test_an_iteration_end_and_a_ps_completion_against_0_1_3(source):
+    ref = run_reference(source, "0.1.3")
+    assert not compare_reports(_report(source), ref, ignore=UNCOMPARED)
+
+
 # the departure of a spill tier kept within its cap (docs/departures.md):
 # Part 03 §12's P-7 with a 4-unit tier
 SPILL_SMALL_TIER = """\
