@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import subprocess
 import sys
 import threading
@@ -151,6 +151,7 @@ class ReferenceStream:
         self.jobs = jobs
         self.next_job = 0
         self.proc: Optional[subprocess.Popen] = None
+        self.lines: queue.Queue = queue.Queue()
 
     def _start(self) -> None:
         self.proc = subprocess.Popen([self.python, "-c", _DRIVER], stdin=subprocess.PIPE,
@@ -166,14 +167,31 @@ class ReferenceStream:
             except (BrokenPipeError, ValueError, OSError):
                 pass
         threading.Thread(target=feed, daemon=True).start()
+        # the answers, read by a thread of their own: a `select` on the pipe
+        # misses a line already read into the stream's buffer (it reported a
+        # job as not answering while its answer waited there and the
+        # reference worked on a slow later job: generator seed 4546, 0.1.3)
+        lines: queue.Queue = queue.Queue()
+        stdout = self.proc.stdout
+
+        def read() -> None:
+            try:
+                for line in stdout:
+                    lines.put(line)
+            except (ValueError, OSError):
+                pass
+            lines.put("")
+        threading.Thread(target=read, daemon=True).start()
+        self.lines = lines
 
     def next(self) -> Outcome:
         """The reference's outcome of the next job."""
         if self.proc is None:
             self._start()
-        out = self.proc.stdout
-        ready, _, _ = select.select([out], [], [], REF_BOUND)
-        line = out.readline() if ready else ""
+        try:
+            line = self.lines.get(timeout=REF_BOUND)
+        except queue.Empty:
+            line = ""
         self.next_job += 1
         if not line:
             self.close()
@@ -274,6 +292,29 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
         schedule.exclusive_body = plain  # type: ignore[assignment]
 
 
+@contextmanager
+def spill_tier_unchecked() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's spill, emulated in serq-simpy for the runner:
+    the tier makes room for 0 units before it takes the spilled piece, so it
+    can end above its cap (Part 03 §9 step 3 makes room for the piece;
+    Part 03 §14)."""
+    plain = HoldManager.spill
+
+    def spill(self: HoldManager, pool: Any, entry: Any, piece: float) -> None:
+        tier = pool.spec.spill.tier
+        make_room = tier.make_room
+        tier.make_room = lambda _units: make_room(0.0)
+        try:
+            plain(self, pool, entry, piece)
+        finally:
+            del tier.make_room
+    HoldManager.spill = spill  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        HoldManager.spill = plain  # type: ignore[method-assign]
+
+
 class _Listings(dict):
     """0.1.3's holders: a count of listings per session, `len` their sum."""
 
@@ -338,6 +379,10 @@ DEPARTURES = [
     Departure("an exclusive prefill engine with every prefill stalled", (),
               lambda t: "exclusive prefill" in t and "growing" in t,
               stalled_prefills_hold_decodes),
+    # Part 03 §9 step 3: a spill tier makes room for the piece before taking
+    # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
+    Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
+              spill_tier_unchecked),
 ]
 
 
@@ -345,6 +390,11 @@ DEPARTURES = [
 #: only to a `set` outside any hold's body
 STALE_SET = re.compile(r"link error: `\w+` reads .* when the session reaches the `set`, "
                        r"and is used in the header of a hold")
+
+
+#: serq-simpy's "does not settle" run-time error (Part 02 §10.5), where
+#: pyserq runs on for ever at one instant
+UNSETTLED = re.compile(r"the instant t = \S+ does not settle: session \d+ became ready")
 
 
 def rerun(text: str, job: dict) -> Callable[[], Outcome]:
@@ -387,6 +437,10 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     if "hang" in (ours.status, ref.status):
         if ours.status == ref.status:
             return "both stop", []
+        if ref.status == "hang" and ours.status == "stopped" and UNSETTLED.search(ours.message):
+            # Part 02 §10.5's run-time error; the reference loops for ever
+            # (docs/departures.md)
+            return "departure: an instant that does not settle", [ours.message.splitlines()[0]]
         who = "serq-simpy" if ours.status == "hang" else "reference"
         return f"finding: {who} does not end", [ours.message or ref.message]
     if ours.status == "stopped" or ref.status == "stopped":

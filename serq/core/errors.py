@@ -144,6 +144,21 @@ def amount_error(value: float, text: str, time: float) -> SimulationError:
     return SimulationError(msg, time)
 
 
+#: readiness of one session at one instant before "does not settle" (Part 02 §10.5)
+SPIN_LIMIT = 1000
+
+
+def unsettled_error(serial: float, time: float, why: str,
+                    where: Optional[str] = None) -> SimulationError:
+    """Part 02 §10.5's run-time error: session `serial` became ready more
+    than SPIN_LIMIT times at the instant `time`; `why` names the likely
+    cause, `where` (`file:line:col`) the statement the session is at."""
+    return SimulationError(
+        f"the instant t = {shortest(time)} does not settle: session {int(serial)} became "
+        f"ready {SPIN_LIMIT + 1} times without time passing ({why})", time,
+        notes=[f"the session is at {where}"] if where else None)
+
+
 class PolicyError(SimulationError):
     """A user policy broke a rule of the runtime: the run stops.
 

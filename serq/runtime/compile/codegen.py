@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ...core import ir
-from ...core.errors import SimulationError, amount_error, shortest
+from ...core.errors import SPIN_LIMIT, SimulationError, amount_error, shortest, unsettled_error
 from .exprs import ExprCompiler, Namespace, Scope
 from ..kernel.instant import requeue
 from . import names as N
 
-SPIN_LIMIT = 1000  # readiness per instant before "does not settle" (Part 02 §10.5)
 
 
 class RuntimeHooks:
@@ -37,11 +36,9 @@ class RuntimeHooks:
             f"{text}: the count is {shortest(value)}, not a whole number", self.env.now)
 
     def spin_error(self, session: Any) -> None:
-        raise SimulationError(
-            f"the instant t = {shortest(self.env.now)} does not settle: session "
-            f"{int(session.serial)} became ready {SPIN_LIMIT + 1} times without time "
-            "passing (a `run` of zero work, or a `hold` admitted and released, "
-            "inside a loop)", self.env.now)
+        raise unsettled_error(session.serial, self.env.now,
+                              "a `run` of zero work, or a `hold` admitted and released, "
+                              "inside a loop")
 
 
 def better(new: tuple, best: tuple) -> bool:

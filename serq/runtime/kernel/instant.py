@@ -70,7 +70,7 @@ def fire(event: Event, value: Any = None) -> None:
         cb(event)
 
 
-def _order(obj: Any) -> int:
+def _order(obj: Any) -> float:
     return getattr(obj, "order", 0)
 
 

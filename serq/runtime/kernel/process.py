@@ -20,7 +20,7 @@ public members: `target` (the event it waits on), `start`, `detach` and
 from __future__ import annotations
 
 from heapq import heappush
-from typing import Any, Generator
+from typing import Any, Callable, Generator, Optional
 
 from .instant import CALENDAR, READY
 
@@ -163,6 +163,21 @@ def stop(proc: Any) -> None:
 def generator_of(proc: Any) -> Any:
     """The generator `proc` (a `SessionProcess` or a SimPy `Process`) runs."""
     return proc._generator
+
+
+def generator_position(gen: Any, linemap: Callable[[Any], Any]) -> Optional[str]:
+    """Where generator `gen` is (or waits), as `linemap` names a frame of
+    generated code: the innermost such frame along its `yield from`s."""
+    found = None
+    while gen is not None:
+        frame = getattr(gen, "gi_frame", None)
+        if frame is None:
+            break
+        pos = linemap(frame)
+        if pos is not None:
+            found = pos
+        gen = getattr(gen, "gi_yieldfrom", None)
+    return found
 
 
 class _Started:

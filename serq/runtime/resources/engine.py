@@ -666,12 +666,22 @@ class StepStage(Stage):
         if pool is None:
             return None
         self.admit_left = plan.left if left is None else left
+        pools = self.sim.pool_list
+        preemptions = sum(p.preemptions for p in pools)
         try:
             before = set(self.residents)
-            if not self.sim.holds.admit_from(pool):
-                return None
+            admitted = self.sim.holds.admit_from(pool)
         finally:
             self.admit_left = None
+            # the admitted session's statements ran at once: a preemption
+            # they caused (a `grow` that preempted itself or another holder)
+            # is one of this iteration's too (Part 04 §7 steps 5-6: no
+            # admission after it, and the attempt is an iteration; pyserq
+            # 0.1.3 counts every pool's preemptions while it plans, issue 22,
+            # generator seed 4620)
+            plan.preempted += sum(p.preemptions for p in pools) - preemptions
+        if not admitted:
+            return None
         plan.admitted += 1
         return [j for j in self.residents if j not in before]
 

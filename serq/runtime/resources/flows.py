@@ -70,6 +70,9 @@ class FlowNetwork:
         self.gen = 0
         self.dirty = False
         self.seq = 0
+        #: recomputed after every stage at the end of a settle (the stages go
+        #: in declaration order, Part 02 §10.3 step 4; pyserq 0.1.3, issue 22)
+        self.order = float("inf")
 
     def add_stage(self, decl: ir.Stage, index: Optional[int]) -> SharedStage:
         """Create a member of a shared stage family."""

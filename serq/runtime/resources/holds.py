@@ -17,9 +17,10 @@ from typing import Any, Callable, Optional
 
 from simpy.events import Event
 
-from ...core.errors import SimulationError, amount_error, shortest
+from ...core.errors import SPIN_LIMIT, SimulationError, amount_error, shortest, unsettled_error
 from ..kernel.calendar import trigger
 from ..kernel.instant import READY, fire, timer
+from ..kernel.process import generator_of, generator_position
 from ...core.tolerance import TOL
 from .pools import CacheEntry, Pool
 
@@ -153,6 +154,8 @@ class HoldManager:
         self.enq_seq = 0
         self.adm_seq = 0
         self.dead = 0
+        self.spin_at = -1.0  # the instant of `spins`: preemptions per session (`preempt`)
+        self.spins: dict[Any, int] = {}
 
     # -- helpers ----------------------------------------------------------------
     def _amount(self, value: float, text: str) -> float:
@@ -557,6 +560,7 @@ class HoldManager:
             if inner is frame:
                 break
         pool.preemptions += 1
+        self._count_spin(s)
         frame.grown = False
         for lst in (frame.alloc, frame.pos):
             for j in range(len(lst)):
@@ -568,6 +572,26 @@ class HoldManager:
             self._enqueue(frame, front=pool.spec.requeue == "head")
         if s is not running:
             self._throw(s, Preempted(frame))
+
+    def _count_spin(self, s: Any) -> None:
+        """A preempted session is admitted again before it runs on: one
+        readiness more at this instant. More than SPIN_LIMIT stop the run
+        (Part 02 §10.5): holds that preempt each other, each admitted again
+        at once (an `admit` without `while` in an iteration body, Part 04
+        §9), would otherwise never let time pass (pyserq loops for ever:
+        generator seed 4549)."""
+        now = self.env.now
+        if now != self.spin_at:
+            self.spin_at = now
+            self.spins = {}
+        n = self.spins[s] = self.spins.get(s, 0) + 1
+        if n > SPIN_LIMIT:
+            compiler = getattr(self.sim, "compiler", None)
+            where = None
+            if compiler is not None and s.proc is not None:
+                where = generator_position(generator_of(s.proc), compiler.position)
+            raise unsettled_error(s.serial, now, "holds that preempt each other, or a hold "
+                                  "that preempts itself, admitted again at once", where)
 
     def _detach(self, s: Any) -> None:
         s.proc.detach()

@@ -115,8 +115,8 @@ class Simulation:
                                   claims_read_kv=reads_any(prog.claims, {"kv_decode", "kv_prefill"}))
         ns.globals[N.MACHINE_STREAM] = self.machine
         self._deferred: list[tuple[ir.Stage, list[Stage]]] = []
-        for order, decl in enumerate(prog.stages):
-            self._make_stage(decl, order)
+        for decl in prog.stages:
+            self._make_stage(decl)
         self._register_names()
         self.pool_list: list[Pool] = []
         self.specs = SpecCompiler(self.exprs, self.slots)
@@ -223,7 +223,7 @@ class Simulation:
                        and not any(getattr(st, "each_settle", False) for st in self.stage_list))
         self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
 
-    def _make_stage(self, decl: ir.Stage, order: int) -> None:
+    def _make_stage(self, decl: ir.Stage) -> None:
         count = decl.size if decl.size is not None else 1
         members: list[Stage] = []
         cls = self.policies.get(decl.name)
@@ -234,6 +234,10 @@ class Simulation:
         spec = None  # step specs and ps capacities compile once pools exist
         for k in range(count):
             index = k if decl.size is not None else None
+            # a member's rank among all stages: declaration order, an array's
+            # members in index order (what Part 02 §10.3 step 4 and Part 04 §6
+            # visit in "declaration order"; pyserq 0.1.5, generator seed 1001864)
+            order = len(self.stage_list) + len(members)
             if decl.kind == "step":
                 stage = cls(self, decl.name, index, spec, self.instant, order)
                 self.step_list.append(stage)
@@ -616,12 +620,19 @@ class Simulation:
                 heappop(q)  # a session's end that nobody waits for is no event (pyserq;
                 # a session that failed keeps its entry: the loop raises its error)
             due = bool(q) and q[0][0] == t  # (judged before the `ps` stages re-evaluate)
-            if each and instant.dirty and item[1] != LATE and (not due or q[0][1] != READY):
-                # the settle of this event is over: `ps` stages re-evaluate
-                # now; what they schedule at this instant does not hold back
-                # this settle's iteration attempts (pyserq 0.1.3, issue 22)
-                instant.settle_each()
-            if instant.dirty and not due:
+            if due:
+                if each and instant.dirty and item[1] != LATE and q[0][1] != READY:
+                    # the settle of this event is over and the instant goes
+                    # on: `ps` stages re-evaluate now (pyserq 0.1.3, issue 22)
+                    instant.settle_each()
+            elif instant.dirty:
+                # the instant's last settle: the stages in declaration order,
+                # engines attempting and `ps` stages re-evaluating (Part 02
+                # §10.3 step 4), so an iteration end and a `ps` completion
+                # that fall at one time are entered in the stages' order
+                # (pyserq 0.1.3, generator seed 3070); what a `ps` stage
+                # schedules at this instant does not hold back the attempts
+                # (`due` was judged before; issue 22)
                 instant.settled()
             if legs is not None and len(q) <= 2 and legs.joining and (
                     not q or q[0][0] != env.now):

@@ -36,7 +36,7 @@ from simpy.events import Event, Process
 
 from ...core.errors import PolicyError, SimulationError, shortest
 from ..kernel.calendar import entries_made, schedule_first, succeeded
-from ..kernel.process import SessionProcess, generator_of
+from ..kernel.process import SessionProcess, generator_of, generator_position
 from ..policy import policy_watch
 
 TICK = 0.05                 # seconds of wall time between two looks
@@ -322,25 +322,10 @@ def waiting_positions(sim: Any, linemap: Callable[[Any], Any], limit: int = 3) -
         for cb in list(item[3].callbacks or ()):
             proc = getattr(cb, "__self__", None)
             if isinstance(proc, (Process, SessionProcess)):
-                pos = _generator_pos(generator_of(proc), linemap)
+                pos = generator_position(generator_of(proc), linemap)
                 if pos is not None:
                     seen[pos] += 1
     return [p for p, _n in seen.most_common(limit)]
-
-
-def _generator_pos(gen: Any, linemap: Callable[[Any], Any]) -> Optional[str]:
-    found = None
-    while gen is not None:
-        frame = getattr(gen, "gi_frame", None)
-        if frame is None:
-            break
-        pos = linemap(frame)
-        if pos is not None:
-            found = pos
-        gen = getattr(gen, "gi_yieldfrom", None)
-    return found
-
-
 
 
 DEFAULT_MAX_LIVE = 100_000  # live sessions (--max-live)
