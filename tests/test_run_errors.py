@@ -119,3 +119,27 @@ def test_a_failing_look_for_places_keeps_the_message(monkeypatch):
     with pytest.raises(SimulationError) as info:
         Simulation(load(path)).run()
     assert "the clock cannot advance" in info.value.format(path)
+
+
+def test_a_zero_time_cycle_outside_the_sessions_is_stopped():
+    """The watchdog's own zero-time-cycle check (`INSTANT_WALL`): Part 02
+    §10.5's count of a session made ready at one instant catches every
+    zero-time loop a program can write, so the watchdog is the guard for
+    the cycles no session makes, e.g. a SimPy process a user's extension
+    adds to the run. Such a process that waits zero time for ever must stop
+    the run with the watchdog's message, not hang."""
+    path = os.path.join(HERE, "run_errors", "clock_cannot_advance.sq")
+    sim = Simulation(load(path))
+
+    def spin(env):
+        while True:
+            yield env.timeout(0)
+
+    sim.env.process(spin(sim.env))
+    start = time.monotonic()
+    with pytest.raises(SimulationError) as info:
+        sim.run()
+    msg = info.value.format(path)
+    assert "the run makes no progress: the clock stays at t = 0" in msg, msg
+    assert "zero-time cycle" in msg and "Traceback" not in msg
+    assert time.monotonic() - start < WALL
