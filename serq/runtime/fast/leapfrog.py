@@ -223,11 +223,8 @@ def _take(q: list, by_end: dict, heap: list) -> float:
     side = st.frog
     if side is not None and side[RUNS] and side[KEPT] is kept and side[ITERS] == st.iterations:
         # `_again`: what other events may change
-        if not st.closed_ok or not st.burst:
+        if not st.closed_ok or not st.burst or st.queue_waiting():
             return entry[0]
-        for sq in st.served_queues:
-            if sq:
-                return entry[0]
         for s in run.sessions:  # `_continued`
             tok = s.tok
             if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
