@@ -41,15 +41,17 @@ class RuntimeHooks:
                               "inside a loop")
 
 
-def better(new: tuple, best: tuple) -> bool:
-    """`choose`: is key tuple `new` strictly smaller than `best` (Part 02 §7.8)?"""
-    for x, y in zip(new, best):
-        if x < y:
-            return True
-        if x == y:
-            continue
-        return False
-    return False
+def better_source(keys: list[str], best: list[str]) -> str:
+    """`choose`'s test, inline: is the key tuple `keys` strictly smaller than
+    `best` (Part 02 §7.8)? The first key that differs decides (`<`); a key
+    that is neither smaller nor equal (NaN) makes it not smaller; equal
+    tuples are not smaller. Source over the names of already evaluated keys,
+    without building tuples (a fleet's routing evaluates it once a member)."""
+    k, b = keys[-1], best[-1]
+    src = f"{k} < {b}"
+    for k, b in zip(reversed(keys[:-1]), reversed(best[:-1])):
+        src = f"{k} < {b} or ({k} == {b} and ({src}))"
+    return src
 
 
 def _dedent(body: str) -> str:
@@ -121,7 +123,6 @@ class SessionCompiler:
         g[N.AMOUNT_ERROR] = hooks.amount_error
         g[N.COUNT_ERROR] = hooks.count_error
         g[N.SPIN_ERROR] = hooks.spin_error
-        g[N.BETTER] = better
         g[N.REQUEUE] = requeue
 
     # -- entry points --------------------------------------------------------
@@ -283,17 +284,21 @@ class SessionCompiler:
 
     def _Choose(self, st: ir.Choose, scope: Scope, w: CodeWriter) -> None:
         slot = self.attrs[st.name]
-        n, c, best, bk, key = (w.fresh(x) for x in ("n", "c", "b", "bk", "key"))
+        n, c, best = (w.fresh(x) for x in ("n", "c", "b"))
+        keys = [w.fresh("key") for _ in st.keys]
+        bks = [w.fresh("bk") for _ in st.keys]
         text = _quoted(st.text or f"choose {st.name} in …")
         w.emit(f"{n} = {self.expr(st.count, scope)}")
         w.emit(f"if not (0.0 <= {n} < {N.INF} and {n} == int({n})): {N.COUNT_ERROR}({n}, {text!r})")
-        w.emit(f"{best} = 0; {bk} = None")
+        w.emit(f"{best} = 0")
         w.emit(f"for {c} in range(int({n})):")
         w.depth += 1
         w.emit(f"s.{slot} = float({c})")
-        keys = ", ".join(self.expr(k, scope) for k in st.keys)
-        w.emit(f"{key} = ({keys},)")
-        w.emit(f"if {bk} is None or {N.BETTER}({key}, {bk}): {best} = {c}; {bk} = {key}")
+        for key, k in zip(keys, st.keys):  # every key of every member, in order
+            w.emit(f"{key} = {self.expr(k, scope)}")
+        # the first member, then a strictly smaller key tuple (ties: the lowest index)
+        w.emit(f"if {c} == 0 or {better_source(keys, bks)}:")
+        w.emit(f"    {best} = {c}; {', '.join(bks)} = {', '.join(keys)}")
         w.depth -= 1
         w.emit(f"s.{slot} = float({best})")
 

@@ -30,7 +30,6 @@ GUARD_ERROR = "_guard_err"
 AMOUNT_ERROR = "_amount_err"
 COUNT_ERROR = "_count_err"
 SPIN_ERROR = "_spin_err"
-BETTER = "_better"  # `pick` by a key
 REQUEUE = "_requeue"  # a run of zero work
 
 # -- bound by the simulation (`sim.simulation`, `sim.legs`, `sim.sessions`) --------------
