@@ -50,11 +50,10 @@ class Runner:
         """The probes of one configuration and the `evaluate` a `Search` calls."""
         probes: dict[float, Probe] = {}
 
-        def evaluate(pairs: Sequence[tuple[float, int]]) -> None:
+        def evaluate(pairs: Sequence[tuple[Probe, int]]) -> None:
             tasks = []
-            for x, n in pairs:
-                p = probes.setdefault(x, Probe(x))
-                spec = self.spec.with_sets({**config, self.vary: x})
+            for p, n in pairs:
+                spec = self.spec.with_sets({**config, self.vary: p.x})
                 tasks.extend((p, spec, i) for i in range(p.n, n))
             self._run(config, tasks)
         return probes, evaluate
@@ -63,7 +62,7 @@ class Runner:
         results: dict[int, Any] = {}
         todo = []
         for j, (p, spec, i) in enumerate(tasks):
-            frame = self._stored(spec, replication_seed(self.base, i))
+            frame = self._stored(spec, replication_seed(self.base, p.first_seed + i))
             if frame is not None:
                 results[j] = frame
             else:
@@ -74,7 +73,8 @@ class Runner:
         if todo:
             from .sweeps import run_frame
             futures = {self.executor.submit(run_outcome, tasks[j][1],
-                                            replication_seed(self.base, tasks[j][2]),
+                                            replication_seed(self.base, tasks[j][0].first_seed
+                                                             + tasks[j][2]),
                                             self.slos): j for j in todo}
             for fut in self.executor.as_completed(list(futures)):
                 j = futures[fut]
@@ -113,7 +113,8 @@ class Runner:
         if err:
             if OVERLOAD_TEXT not in err:
                 raise RuntimeError(f"the run at {self.vary}={p.x!r}, seed "
-                                   f"{replication_seed(self.base, i)} failed:\n{err}")
+                                   f"{replication_seed(self.base, p.first_seed + i)} "
+                                   f"failed:\n{err}")
             p.overloaded = True
             k = len(self.slos)
             p.values.append([math.nan] * k)

@@ -62,8 +62,18 @@ LOCAL = 4.0
 #: The pair is never wider than this fraction of the capacity (the statistic
 #: must be close to a line across it), whatever the precision.
 WIDEST = 0.1
-#: The half-width aimed at, as a fraction of the precision target.
-AIM = 0.9
+#: The pair is at most this fraction of the capacity either side of the
+#: crossing (the precision, if smaller): wide enough for the slope.
+HALF_PAIR = 0.4 * WIDEST
+#: The pilot pair spans at least half this fraction of the window around
+#: the crossing (a wider pair has a better-known slope).
+PILOT_SPAN = 0.9
+#: The half-width aimed at, as a fraction of the precision target (the
+#: final interval's width is set by the pilot; its centre moves a little).
+AIM = 0.85
+#: Replications of the pilot at the pair (at least 4 × the first count):
+#: fixed before they are seen, so their spread is an unselected estimate.
+PILOT = 16
 
 
 @dataclass
@@ -79,6 +89,9 @@ class Probe:
     goodput: list[float] = field(default_factory=list)
     throughput: list[float] = field(default_factory=list)
     overloaded: bool = False
+    #: The seed index of the first replication (replication i runs seed
+    #: index first_seed + i): 0, but a later, fresh block for a final batch.
+    first_seed: int = 0
 
     @property
     def n(self) -> int:
@@ -120,6 +133,8 @@ class SearchOutcome:
     probes: list[Probe]
     pair: Optional[tuple[float, float]] = None
     bracket: Optional[tuple[Optional[float], Optional[float]]] = None
+    #: The load of the final batch the interval comes from.
+    final: Optional[float] = None
 
     @property
     def relative_half_width(self) -> float:
@@ -128,14 +143,14 @@ class SearchOutcome:
         return (self.high - self.low) / s if s > 0 and math.isfinite(self.high) else math.inf
 
 
-Evaluate = Callable[[Sequence[tuple[float, int]]], None]
+Evaluate = Callable[[Sequence[tuple[Probe, int]]], None]
 
 
 class Search:
-    """One capacity search over probes kept in `probes` (x → Probe);
-    `evaluate(pairs)` must give each probe `x` at least `n` replications
-    (seeds 0 … n−1, one batch for all pairs) and mark it overloaded when
-    a run said so."""
+    """One capacity search over probes kept in `probes` (x → Probe) and the
+    final batches in `finals`; `evaluate(pairs)` must give each `(probe, n)`
+    at least `n` replications (seed indices `probe.first_seed` … +n−1, one
+    batch for all pairs) and mark the probe overloaded when a run said so."""
 
     def __init__(self, evaluate: Evaluate, probes: dict[float, Probe], *, start: float,
                  precision: float, first: int, most: int, max_runs: int):
@@ -146,15 +161,19 @@ class Search:
         self.start, self.precision = float(start), float(precision)
         self.first, self.most, self.max_runs = int(first), int(most), int(max_runs)
         self.bracket: Optional[tuple[Optional[float], Optional[float]]] = None
+        self.finals: list[Probe] = []
 
     # -- bookkeeping --------------------------------------------------------
     def runs(self) -> int:
         """Replications run so far in this search."""
-        return sum(p.n for p in self.probes.values())
+        return sum(p.n for p in [*self.probes.values(), *self.finals])
 
     def _ensure(self, pairs: Sequence[tuple[float, int]]) -> None:
-        want = [(x, n) for x, n in pairs if x not in self.probes or (
-            self.probes[x].n < n and not self.probes[x].overloaded)]
+        want = []
+        for x, n in pairs:
+            p = self.probes.setdefault(x, Probe(x))
+            if p.n < n and not p.overloaded:
+                want.append((p, n))
         if want:
             self.evaluate(want)
 
@@ -235,57 +254,108 @@ class Search:
         """How many SLOs the probes carry."""
         return len(next(iter(self.probes.values())).margins[0])
 
-    def _choose_m(self, unit: float, c: float, m: int) -> int:
-        room = max(m, (self.max_runs - self.runs()) // 2)
-        top = min(self.most, 4 * m, room)
-        for n in range(m, top + 1):
-            if t_quantile(n - 1) * unit / math.sqrt(n) <= AIM * self.precision * c:
-                return n
-        return max(m, top)
-
     def run(self) -> SearchOutcome:
-        """Bracket, then locate; the outcome (see `SearchOutcome`)."""
+        """Bracket, locate, pilot, then the final batch; the outcome (see
+        `SearchOutcome`)."""
         lo, hi, last = self._bracket()
         self.bracket = (lo, hi)
         if hi is None:
             return self._outcome("unbounded", last, math.inf, 0, None)
         if lo is None:
             return self._outcome("none", 0.0, last, 0, None)
-        m = located = 2 * self.first  # replications for precision; at a new pair
-        held: Optional[tuple[Probe, Probe]] = None  # the pair replications go to
+        located, pilot = 2 * self.first, max(PILOT, 4 * self.first)
         for _ in range(MAX_ITERATIONS):
-            fit = self._fit(held) if held is not None else None
-            if fit is None or not self._local(fit):
-                held, fit = None, self._fit()
+            fit = self._fit()
             if fit is None:
                 break
             c, unit, a, b = fit
-            window = self._window(c)
             if not self._local(fit):
-                # locate: a pair of probes around the interpolated crossing
-                w = min(self.precision, WIDEST / LOCAL) * c
-                pair = [_tidy(max(c - w, a.x + 0.05 * (b.x - a.x))),
-                        _tidy(min(c + w, b.x - 0.05 * (b.x - a.x)))]
-                self._ensure([(x, located) for x in pair])
+                self._place(c, a, b, located)  # locate
                 continue
-            fresh = held is None or held[0] is not a or held[1] is not b
-            held = (a, b)  # kept while the crossing stays near it
-            m = self._choose_m(unit, c, max(located if fresh else m, min(a.n, b.n)))
-            self._ensure([(a.x, m), (b.x, m)])
-            ends = fieller(a, b, m, reach=max(b.x - a.x, 2 * window))
-            if ends is not None:
-                low, high, k = ends
-                if (high - low) / (high + low) <= self.precision:
-                    return self._outcome("found", low, high, m, k, (a, b))
-            if self._over_budget() or m >= self.most:
-                if ends is not None:
-                    return self._outcome("imprecise", ends[0], ends[1], m, ends[2], (a, b))
+            # the pilot: a fixed count of seeds at a pair wide enough for the
+            # slope, whatever they show
+            a, b, line = self._pilot(c, a, b, pilot)
+            if line is None or self._over_budget():
                 break
+            c = line.crossing
+            if not self._local((c, 1.0, a, b)):
+                self._place(c, a, b, located)  # the pilot moved the crossing away
+                continue
+            final, m, ends = self._final(line, c, None)
             if ends is None:
-                m = min(self.most, 2 * m)  # the ends lie far out: more seeds
-            else:
-                m = self._grow(m, (ends[1] - ends[0]) / (ends[1] + ends[0]))
+                self._adopt(final)  # the crossing is elsewhere: a probe like any other
+                continue
+            if _rel(ends) > self.precision and not self._over_budget() and m < self.most:
+                # wider than planned: once more, sized on this batch's spread
+                spread = [final.interval(k, m).std for k in range(self.nslo)]
+                final, m, ends = self._final(line, line.estimate(final, m), spread)
+                if ends is None:
+                    self._adopt(final)
+                    continue
+            low, high, k = ends
+            status = "found" if _rel(ends) <= self.precision else "imprecise"
+            return self._outcome(status, low, high, m, k, (a, b), final)
         return self._outcome("imprecise", lo, hi, self.first, None)
+
+    def _pilot(self, c: float, a: Probe, b: Probe, n: int
+               ) -> tuple[Probe, Probe, Optional["PilotLine"]]:
+        """`n` replications at the pair `a` < `b` around the crossing `c`, or
+        at a pair `PILOT_SPAN` of the window wide around it when `a`, `b`
+        are closer than half that (narrower, twice, when its upper end is
+        overloaded); the pair and its line."""
+        line = None
+        for i in range(3):
+            span = PILOT_SPAN * self._window(c) * 0.5 ** i
+            if i > 0 or b.x - a.x < span / 2:
+                a, b = (self.probes.setdefault(x, Probe(x))
+                        for x in (_tidy(c - span / 2), _tidy(c + span / 2)))
+            self._ensure([(a.x, n), (b.x, n)])
+            line = pilot_line(a, b, n)
+            if line is not None or not b.overloaded or self._over_budget():
+                break
+        return a, b, line
+
+    def _place(self, c: float, a: Probe, b: Probe, n: int) -> None:
+        """A pair of probes (`n` replications each) around the interpolated
+        crossing `c`, inside the probes `a` < `b` around it."""
+        w = min(self.precision, HALF_PAIR) * c
+        lo, hi = (a.x, b.x) if a.x <= c <= b.x else (0.0, math.inf)
+        pair = [_tidy(max(c - w, lo + 0.05 * (hi - lo) if math.isfinite(hi) else c - w)),
+                _tidy(min(c + w, hi - 0.05 * (hi - lo) if math.isfinite(hi) else c + w))]
+        self._ensure([(x, n) for x in pair])
+
+    def _adopt(self, final: Probe) -> None:
+        """A final batch whose interval could not be formed becomes an
+        ordinary probe (its mean shows where the crossing is)."""
+        if final.x not in self.probes:
+            self.finals.remove(final)
+            self.probes[final.x] = final
+
+    def _fresh_seed(self) -> int:
+        """The first seed index no probe has run yet: the final batch is
+        independent of every run the search looked at."""
+        return max(p.first_seed + p.n for p in [*self.probes.values(), *self.finals])
+
+    def _final(self, line: "PilotLine", c: float, spread: Optional[list[float]]
+               ) -> tuple[Probe, int, Optional[tuple[float, float, int]]]:
+        """A final batch at `c` on a fresh block of seeds, sized on `spread`
+        (default: the pilot's): the probe, its replications, its interval."""
+        m = self._final_count(line, c, spread)
+        final = Probe(_tidy(c), first_seed=self._fresh_seed())
+        self.finals.append(final)
+        self.evaluate([(final, m)])
+        return final, m, line.interval(final, m)
+
+    def _final_count(self, line: "PilotLine", c: float,
+                     spread: Optional[list[float]] = None) -> int:
+        """The final batch's replications: the fewest whose interval is
+        expected within `AIM` of the precision, with the replications'
+        spread `spread` (default: the pilot's), within the budget and `most`."""
+        room = max(2, self.max_runs - self.runs())
+        top, k = min(self.most, room), line.binding
+        sd = None if spread is None else spread[k]
+        return next((m for m in range(2, top)
+                     if line.half_width(k, c, m, sd) <= AIM * self.precision * c), top)
 
     def _window(self, c: float) -> float:
         """How wide the pair may be around a crossing at `c`."""
@@ -299,25 +369,160 @@ class Search:
         return not b.overloaded and math.isfinite(unit) and b.x - a.x <= window \
             and a.x - window / 2 <= c <= b.x + window / 2
 
-    def _grow(self, m: int, rel: float) -> int:
-        """The replications at which an interval of relative half-width `rel`
-        on `m` seeds shrinks to the aim: the width goes as t(n−1)/√n."""
-        goal, t_m = AIM * self.precision, t_quantile(m - 1)
-        n = m + 1
-        while n < self.most and rel * t_quantile(n - 1) / t_m * math.sqrt(m / n) > goal:
-            n += 1
-        return min(self.most, n)
-
     def _outcome(self, status: str, low: float, high: float, m: int, k: Optional[int],
-                 pair: Optional[tuple[Probe, Probe]] = None) -> SearchOutcome:
+                 pair: Optional[tuple[Probe, Probe]] = None,
+                 final: Optional[Probe] = None) -> SearchOutcome:
         est = math.nan
         if status in ("found", "imprecise"):
-            fit = self._fit(pair) if pair is not None else self._fit()
-            est = fit[0] if fit is not None else 0.5 * (low + high)
+            if final is not None and pair is not None:
+                line = pilot_line(pair[0], pair[1], max(PILOT, 4 * self.first))
+                est = line.estimate(final, m) if line is not None else math.nan
+            else:
+                fit = self._fit()
+                est = fit[0] if fit is not None else math.nan
+            est = est if math.isfinite(est) else 0.5 * (low + high)
             est = min(max(est, low), high)
-        probes = sorted(self.probes.values(), key=lambda p: p.x)
+        probes = sorted(self.probes.values(), key=lambda p: p.x) + self.finals
         return SearchOutcome(status, low, high, est, m, k, probes,
-                             (pair[0].x, pair[1].x) if pair else None, self.bracket)
+                             (pair[0].x, pair[1].x) if pair else None, self.bracket,
+                             final.x if final is not None else None)
+
+
+@dataclass
+class PilotLine:
+    """The pilot's line of every SLO's margin across the pair `a` < `b`, on
+    the pair's first `n` seeds (common random numbers): the mean margins and
+    spreads (standard deviations) at both ends. The final interval takes
+    its spread, and its slope, from here, and its mean from the final batch."""
+
+    a: float
+    b: float
+    n: int
+    mean_a: list[float]
+    mean_b: list[float]
+    sd_a: list[float]
+    sd_b: list[float]
+    #: The standard error of each SLO's slope (from the per-seed slopes).
+    slope_se: list[float]
+
+    def slope(self, k: int) -> float:
+        """SLO `k`'s mean margin per unit load."""
+        return (self.mean_b[k] - self.mean_a[k]) / (self.b - self.a)
+
+    def _w(self, x: float) -> float:
+        return min(max((x - self.a) / (self.b - self.a), 0.0), 1.0)
+
+    def spread(self, k: int, x: float) -> float:
+        """SLO `k`'s replication spread at `x` (interpolated between the ends)."""
+        w = self._w(x)
+        return (1 - w) * self.sd_a[k] + w * self.sd_b[k]
+
+    @property
+    def tightening(self) -> list[int]:
+        """The SLOs whose margin grows across the pair."""
+        return [k for k in range(len(self.mean_a)) if self.slope(k) > 0]
+
+    @property
+    def binding(self) -> int:
+        """The SLO with the lowest crossing."""
+        return min(self.tightening, key=lambda k: self.a - self.mean_a[k] / self.slope(k))
+
+    @property
+    def crossing(self) -> float:
+        """The binding SLO's crossing of the pilot's line."""
+        k = self.binding
+        return self.a - self.mean_a[k] / self.slope(k)
+
+    def half_width(self, k: int, x: float, m: int, sd: Optional[float] = None) -> float:
+        """SLO `k`'s interval half-width in load expected at `x` from `m`
+        replications: t(m−1) × √(sd²/m + d²·slope_se²) / slope, with `sd`
+        the replications' spread (default: the pilot's) and d² the variance
+        of the pilot's crossing (how far from the root `x` may be)."""
+        s, p = self.slope(k), self.spread(k, x)
+        sd = p if sd is None or not math.isfinite(sd) else sd
+        d2 = p * p / (self.n * s * s)
+        return t_quantile(m - 1) * math.sqrt(sd * sd / m + d2 * self.slope_se[k] ** 2) / s
+
+    def interval(self, final: Probe, m: int) -> Optional[tuple[float, float, int]]:
+        """The 95 % interval of the capacity from the final batch at
+        `final.x` (its first `m` replications) and the pilot's slope: per
+        SLO that tightens, Fieller's interval for the root of the line
+        through the final mean margin with the pilot's slope (two
+        independent estimates; see `root_interval`); the capacity's is the
+        lowest of these (low, high, binding SLO). None when the final batch
+        is overloaded, an SLO that does not tighten is not plainly met
+        there, a slope is not clearly positive, or the interval lies beyond
+        the pair by more than its width."""
+        if final.overloaded or final.n < m:
+            return None
+        lows, highs = [], []
+        for k in range(len(self.mean_a)):
+            iv = final.interval(k, m)
+            s = self.slope(k)
+            if not s > 0:
+                if iv.mean + iv.half_width < 0:
+                    continue
+                return None
+            ends = root_interval(iv.mean, iv.std ** 2 / m, m - 1,
+                                 s, self.slope_se[k] ** 2, self.n - 1)
+            if ends is None:
+                return None
+            lows.append((final.x + ends[0], k))
+            highs.append((final.x + ends[1], k))
+        if not highs:
+            return None
+        low, (high, k) = min(lows)[0], min(highs)
+        w = self.b - self.a
+        if high < self.a - w or low > self.b + w:
+            return None
+        return low, high, k
+
+    def estimate(self, final: Probe, m: int) -> float:
+        """The binding SLO's crossing from the final batch's mean margin."""
+        k = self.binding
+        mean = math.fsum(r[k] for r in final.margins[:m]) / m
+        return final.x - mean / self.slope(k)
+
+
+def pilot_line(a: Probe, b: Probe, n: int) -> Optional[PilotLine]:
+    """The pilot's line across `a` < `b` on their first `n` seeds, or None
+    (an end overloaded or short of seeds, or no SLO tightens across them)."""
+    if a.overloaded or b.overloaded or a.n < n or b.n < n or n < 2:
+        return None
+    ia = [a.interval(k, n) for k in range(len(a.margins[0]))]
+    ib = [b.interval(k, n) for k in range(len(b.margins[0]))]
+    per_seed = [interval([(rb[k] - ra[k]) / (b.x - a.x)
+                          for ra, rb in zip(a.margins[:n], b.margins[:n])])
+                for k in range(len(ia))]
+    line = PilotLine(a.x, b.x, n, [i.mean for i in ia], [i.mean for i in ib],
+                     [i.std for i in ia], [i.std for i in ib],
+                     [i.std / math.sqrt(n) for i in per_seed])
+    ok = all(math.isfinite(v) for v in [*line.mean_a, *line.mean_b, *line.sd_a, *line.sd_b,
+                                        *line.slope_se])
+    return line if ok and line.tightening else None
+
+
+def root_interval(mean: float, var: float, df: int, slope: float, var_slope: float,
+                  df_slope: int) -> Optional[tuple[float, float]]:
+    """Fieller's 95 % interval (Fieller 1954, "Some problems in interval
+    estimation", JRSS B 16(2)) for the root `d` of the line `mean + slope·d`
+    from two independent estimates: the level `mean` (variance `var`, `df`
+    degrees of freedom) and the `slope` (variance `var_slope`, `df_slope`):
+    the `d` at which |mean + slope·d| ≤ t·√(var + d²·var_slope), with t at
+    the Welch–Satterthwaite degrees of freedom at the estimate −mean/slope.
+    None when the slope is not clearly positive (the set is unbounded)."""
+    d0 = -mean / slope
+    v = var + d0 * d0 * var_slope
+    den = (var ** 2 / df if df > 0 else math.inf) + \
+        ((d0 * d0 * var_slope) ** 2 / df_slope if df_slope > 0 else math.inf)
+    nu = v * v / den if den > 0 else float(max(df, 1))
+    t = t_quantile(max(1, min(df + df_slope, int(nu))))
+    qa = slope * slope - t * t * var_slope
+    if not qa > 0:
+        return None
+    qb, qc = 2 * mean * slope, mean * mean - t * t * var
+    root = math.sqrt(max(qb * qb - 4 * qa * qc, 0.0))
+    return (-qb - root) / (2 * qa), (-qb + root) / (2 * qa)
 
 
 #: Points at which the interpolated t-test is evaluated between and around the pair.
@@ -361,6 +566,11 @@ def fieller(a: Probe, b: Probe, m: int, reach: Optional[float] = None
     if len(below) == 0 or hi_i == 0:
         return None
     return float(xs[below[-1]]), float(xs[hi_i]), int(np.argmin(first_fail))
+
+
+def _rel(ends: tuple[float, float, int]) -> float:
+    """An interval's relative half-width."""
+    return (ends[1] - ends[0]) / (ends[1] + ends[0])
 
 
 def _tidy(x: float) -> float:
