@@ -206,7 +206,9 @@ def capacity(program: Any = None, vary: Optional[str] = None,
             "program": spec.path, "vary": vary, "slos": [s.text for s in slo_list],
             "grid": axes, "cost": cost, "load": list(target) if target else None,
             "precision": precision, "replications": replications, "base_seed": base,
-            "seed_rule": "replication i of every probe runs with seed base_seed + i",
+            "seed_rule": "replication i of a probe runs with seed base_seed + i; of a "
+                         "final batch, base_seed + first_seed + i (seeds no other "
+                         "probe ran)",
             "sets": dict(spec.sets), "horizon": spec.horizon, "warmup": spec.warmup},
             name="capacity.json")
     ex = resolve(executor, jobs, 2)

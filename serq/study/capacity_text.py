@@ -54,9 +54,10 @@ def capacity_text(result: Any) -> str:
     slos = ", ".join(s.text for s in result.slos)
     lines = [f"capacity: the largest {result.vary} at which {slos} "
              f"{'holds' if len(result.slos) == 1 else 'hold'}",
-             f"95% intervals; replication i of every probe runs with seed "
-             f"{result.base_seed}+i; goodput and throughput at the highest probe "
-             f"below the capacity (at)"]
+             f"95% intervals, each from a final batch on seeds no other probe ran; "
+             f"replication i of a probe runs with seed {result.base_seed}+i (of a final "
+             f"batch, {result.base_seed}+first+i); goodput and throughput at the "
+             f"highest probe below the capacity (at)"]
     lines += table(head, rows)
     lines.append("")
     lines += _verdicts(result)
