@@ -101,13 +101,19 @@ def test_mm1_p99_capacity_intervals_cover_the_closed_form():
     """Three searches (base seeds 1, 1001, 2001): p99 ≤ 2 ln 100 holds for
     lam ≤ 0.5. A 95 % interval misses one time in twenty, so at least two
     of the three must cover (all three miss-free with probability 0.86;
-    two or more misses: 0.7 %). tests/test_capacity_slow.py counts 100."""
-    covered = 0
+    two or more misses: 0.7 %). tests/test_capacity_slow.py counts 100.
+    The precision is the width aimed at (the final batch is reported
+    whatever its width): the median half-width is within it, and the note
+    says when one is not."""
+    covered, widths = 0, []
     for seed in (1, 1001, 2001):
         r = serq.capacity(MG1, "lam", [f"response:p99<={X!r}"], horizon=2000, warmup=50,
                           precision=0.1, seed=seed, jobs=1)
         c = r.configs[0]
-        assert c.status == "found" and c.relative_half_width <= 0.1
+        assert c.status == "found"
+        widths.append(c.relative_half_width)
+        assert ("final batch wider than the ±10% aimed at" in r.text()) == (
+            c.relative_half_width > 0.1)
         covered += c.low <= 0.5 <= c.high
         assert c.runs == sum(p["replications"] for p in c.probes) > 0
         assert c.events > 1000 * c.runs * 0.3  # ~2 events a request, ~lam·2000 requests
@@ -122,6 +128,7 @@ def test_mm1_p99_capacity_intervals_cover_the_closed_form():
         assert final["first_seed"] >= max(p["first_seed"] + p["replications"]
                                           for p in c.probes[:-1])
     assert covered >= 2
+    assert sorted(widths)[1] <= 0.1, widths
 
 
 def test_root_interval_is_the_t_interval_when_the_slope_is_known():
