@@ -8,8 +8,9 @@ executors (this process, local processes or Dask) and, with `out`, each
 finished run is written at once to a results directory laid out as a
 sweep's (`serq.study.store`), so that an interrupted search rerun computes
 only the runs it does not find there. Replication `i` of every probe runs
-with seed `seed + i` (common random numbers), which makes the answer the
-same on every executor.
+with seed `seed + i` (common random numbers; of a final batch, `seed +
+first_seed + i`, a block of seeds no other probe ran), which makes the
+answer the same on every executor.
 """
 from __future__ import annotations
 
@@ -160,13 +161,16 @@ def capacity(program: Any = None, vary: Optional[str] = None,
     """The capacity of `program` (a path, a `ProgramSpec` or `source=` text):
     the largest value of the `--set` parameter `vary` at which every SLO of
     `slos` (`"ttft:p99<=0.5"`, `"tpot:mean<=0.05"`, `"ttft<=0.2 for 90%"`)
-    holds, with a 95 % interval whose relative half-width is at most
-    `precision` (unless `max_runs` runs or `max_replications` per probe run
-    out first).
+    holds, with a 95 % interval from a final batch of replications sized
+    so that its relative half-width is about `precision` (85 % of it
+    expected; it is reported as it comes out, and the status is
+    "imprecise" when `max_runs` runs or `max_replications` per probe run
+    out before the planned batch).
 
     `start`: the first probe (default: the parameter's value in the program,
     or the `load`). `replications`: the first count at a probe (4); seeds
-    `seed + i` at every probe. `grid` (`{"max_seqs": [8, 16]}` or `--grid`
+    `seed + i` at every probe (a final batch: `seed + first_seed + i`,
+    seeds no other probe ran). `grid` (`{"max_seqs": [8, 16]}` or `--grid`
     texts): search each configuration; `cost` (an expression of the grid
     names, `"replicas * 2"`) and `load` (`"lam=2.0"`) pick the cheapest
     that carries the load. `executor`, `jobs` as for `serq.sweep`; `out`
