@@ -131,6 +131,17 @@ def test_mm1_p99_capacity_intervals_cover_the_closed_form():
     assert sorted(widths)[1] <= 0.1, widths
 
 
+def test_a_budget_too_small_for_the_final_batch_is_imprecise():
+    """80 runs cannot hold the bracket, the pilot (2 × 16) and a final batch
+    for ±2 % on runs of 2 000: the search says so (status, note, exit 1's
+    condition) instead of reporting an interval it did not plan."""
+    r = serq.capacity(MG1, "lam", [f"response:p99<={X!r}"], horizon=2000, warmup=50,
+                      precision=0.02, max_runs=80, seed=1, jobs=1)
+    c = r.configs[0]
+    assert c.status == "imprecise" and c.runs <= 80 + 2 * PILOT
+    assert "precision not reached" in r.text()
+
+
 def test_root_interval_is_the_t_interval_when_the_slope_is_known():
     """With var(slope) = 0, Fieller's interval for the root of mean + s·d is
     (−mean ± t·√var)/s; t(9) = 2.262 (Student's t table)."""

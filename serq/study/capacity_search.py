@@ -374,7 +374,7 @@ class Search:
         if status in ("found", "imprecise"):
             if final is not None and pair is not None:
                 line = pilot_line(pair[0], pair[1], max(PILOT, 4 * self.first))
-                est = line.estimate(final, m) if line is not None else math.nan
+                est = line.estimate(final, m, k) if line is not None else math.nan
             else:
                 fit = self._fit()
                 est = fit[0] if fit is not None else math.nan
@@ -450,7 +450,7 @@ class PilotLine:
         is overloaded, an SLO that does not tighten is not plainly met
         there, a slope is not clearly positive, or the interval lies beyond
         the pair by more than its width."""
-        if final.overloaded or final.n < m:
+        if final.overloaded or final.n < m or m < 2:
             return None
         lows, highs = [], []
         for k in range(len(self.mean_a)):
@@ -474,9 +474,10 @@ class PilotLine:
             return None
         return low, high, k
 
-    def estimate(self, final: Probe, m: int) -> float:
-        """The binding SLO's crossing from the final batch's mean margin."""
-        k = self.binding
+    def estimate(self, final: Probe, m: int, k: Optional[int] = None) -> float:
+        """SLO `k`'s (default: the binding one's) crossing from the final
+        batch's mean margin and the pilot's slope."""
+        k = self.binding if k is None else k
         mean = math.fsum(r[k] for r in final.margins[:m]) / m
         return final.x - mean / self.slope(k)
 
@@ -507,7 +508,10 @@ def root_interval(mean: float, var: float, df: int, slope: float, var_slope: flo
     degrees of freedom) and the `slope` (variance `var_slope`, `df_slope`):
     the `d` at which |mean + slope·d| ≤ t·√(var + d²·var_slope), with t at
     the Welch–Satterthwaite degrees of freedom at the estimate −mean/slope.
-    None when the slope is not clearly positive (the set is unbounded)."""
+    None when the slope is not clearly positive (the set is unbounded) or
+    an input is not finite."""
+    if not all(math.isfinite(v) for v in (mean, var, slope, var_slope)) or slope == 0:
+        return None
     d0 = -mean / slope
     v = var + d0 * d0 * var_slope
     den = (var ** 2 / df if df > 0 else math.inf) + \
