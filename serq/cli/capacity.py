@@ -12,8 +12,9 @@ from ..core.errors import UsageError
 
 
 def run_capacity(args: argparse.Namespace, settings: dict, bar: Any) -> int:
-    """Run the command; 0 when every configuration's search reached its
-    precision (1 otherwise: the table says which did not)."""
+    """Run the command; 0 when every configuration's search ran its final
+    batch as planned for the precision (1 otherwise: the table says which
+    did not)."""
     from ..study.capacity_run import capacity
     if args.warmup == "auto":
         raise UsageError("a capacity search takes a numeric --warmup; choose one with "

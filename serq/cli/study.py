@@ -128,7 +128,8 @@ def add_capacity(sub: Any, common: Callable, settings: Callable) -> None:
     c.add_argument("--start", type=_positive, metavar="X",
                    help="the first value tried (default: --load's, else the program's)")
     c.add_argument("--precision", type=_fraction, default=0.02, metavar="REL",
-                   help="the interval's relative half-width to reach (default 0.02)")
+                   help="the interval's relative half-width aimed at (default 0.02): the "
+                        "final batch is sized for it and reported as it comes out")
     c.add_argument("--replications", type=count, default=4, metavar="R",
                    help="first replications at a probe (default 4; seeds SEED, SEED+1, …)")
     c.add_argument("--max-replications", type=count, default=200, metavar="R",

@@ -1,7 +1,8 @@
 """Figures of a capacity result (matplotlib, off-screen, as `serq.study.plots`).
 
 `search_figure`: per SLO, the statistic at every probe (across-replication
-mean with its 95 % interval; filled: settled, open: not), the threshold as
+mean with its 95 % interval; filled: settled, open: not; a green diamond:
+the final batch the interval comes from), the threshold as
 a horizontal line, the capacity interval shaded and its estimate as a
 vertical line. `configs_figure`: per configuration the capacity with its
 interval (and the load as a vertical line, the cost in the labels).
@@ -25,18 +26,20 @@ def search_figure(result: Any, config: int = 0, *, path: Optional[str] = None) -
         fig.clear()
         axes = list(fig.subplots(n, 1, sharex=True))
     for k, (ax, slo) in enumerate(zip(axes, result.slos)):
-        for settled in (True, False):
+        for kind, label in (("settled", "probe, settled (95% CI)"),
+                            ("open", "probe, not settled"),
+                            ("final", "final batch, fresh seeds (95% CI)")):
             pts = [(p["x"], p["statistics"][k]) for p in c.probes
-                   if not p["overloaded"] and (p["verdict"] != "open") == settled
+                   if not p["overloaded"] and _kind(p) == kind
                    and math.isfinite(p["statistics"][k]["mean"])]
             if not pts:
                 continue
             xs = [x for x, _ in pts]
             ys = [s["mean"] for _, s in pts]
             hw = [s["half_width"] if math.isfinite(s["half_width"]) else 0.0 for _, s in pts]
-            ax.errorbar(xs, ys, yerr=hw, fmt="o", capsize=3, color="C0",
-                        markerfacecolor="C0" if settled else "white",
-                        label="probe, settled (95% CI)" if settled else "probe, not settled")
+            ax.errorbar(xs, ys, yerr=hw, fmt="D" if kind == "final" else "o", capsize=3,
+                        color="C2" if kind == "final" else "C0",
+                        markerfacecolor="white" if kind == "open" else None, label=label)
         over = [p["x"] for p in c.probes if p["overloaded"]]
         if over:
             ax.plot(over, [slo.threshold] * len(over), "x", color="C3", markersize=9,
@@ -54,6 +57,13 @@ def search_figure(result: Any, config: int = 0, *, path: Optional[str] = None) -
     name = config_name(c.config)
     fig.suptitle(f"capacity search over {result.vary}" + (f" ({name})" if name != "-" else ""))
     return _save(fig, path)
+
+
+def _kind(p: dict) -> str:
+    """"final" (a batch on fresh seeds), "settled" or "open"."""
+    if p.get("first_seed", 0) > 0:
+        return "final"
+    return "open" if p["verdict"] == "open" else "settled"
 
 
 def configs_figure(result: Any, *, path: Optional[str] = None) -> Any:

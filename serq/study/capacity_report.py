@@ -103,8 +103,11 @@ class ConfigCapacity:
     probes: list[dict] = field(default_factory=list)
     goodput_at: float = math.nan
     bracket: Optional[tuple] = None
-    #: The two probes the interval comes from (both ran seeds 0 … replications − 1).
+    #: The pilot pair (both ran the same seeds from 0: their line gives the slope).
     pair: Optional[tuple] = None
+    #: The load of the final batch the interval comes from (`replications`
+    #: runs on seeds no other probe ran).
+    final: Optional[float] = None
 
     @classmethod
     def make(cls, config: dict, outcome: SearchOutcome, slos: Sequence[SLO],
@@ -116,13 +119,14 @@ class ConfigCapacity:
         at = below[-1] if below else None
         probes = []
         for p in outcome.probes:
-            n = min(p.n, outcome.replications) if outcome.replications else p.n
+            n = p.n
             stats = []
             for k, s in enumerate(slos):
                 iv = p.interval(k, n, margin=False)
                 stats.append({"slo": s.text, "mean": iv.mean, "half_width": iv.half_width,
                               "n": iv.n})
-            probes.append({"x": p.x, "replications": p.n, "judged_on": n,
+            probes.append({"x": p.x, "replications": p.n, "first_seed": p.first_seed,
+                           "judged_on": n,
                            "verdict": p.verdict(n), "overloaded": p.overloaded,
                            "events": math.fsum(e for e in p.events if math.isfinite(e)),
                            "statistics": stats})
@@ -133,7 +137,7 @@ class ConfigCapacity:
                    math.fsum(e for p in outcome.probes for e in p.events if math.isfinite(e)),
                    _mean(at.goodput) if at else math.nan,
                    _mean(at.throughput) if at else math.nan, cost, probes,
-                   at.x if at else math.nan, outcome.bracket, outcome.pair)
+                   at.x if at else math.nan, outcome.bracket, outcome.pair, outcome.final)
 
     @property
     def relative_half_width(self) -> float:
@@ -155,7 +159,7 @@ class ConfigCapacity:
         d = {k: getattr(self, k) for k in ("config", "status", "low", "high", "estimate",
                                            "replications", "binding", "runs", "events",
                                            "goodput", "throughput", "goodput_at", "cost",
-                                           "bracket", "pair")}
+                                           "bracket", "pair", "final")}
         d["relative_half_width"] = self.relative_half_width
         d["probes"] = self.probes
         return d

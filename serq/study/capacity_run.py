@@ -8,8 +8,9 @@ executors (this process, local processes or Dask) and, with `out`, each
 finished run is written at once to a results directory laid out as a
 sweep's (`serq.study.store`), so that an interrupted search rerun computes
 only the runs it does not find there. Replication `i` of every probe runs
-with seed `seed + i` (common random numbers), which makes the answer the
-same on every executor.
+with seed `seed + i` (common random numbers; of a final batch, `seed +
+first_seed + i`, a block of seeds no other probe ran), which makes the
+answer the same on every executor.
 """
 from __future__ import annotations
 
@@ -50,11 +51,10 @@ class Runner:
         """The probes of one configuration and the `evaluate` a `Search` calls."""
         probes: dict[float, Probe] = {}
 
-        def evaluate(pairs: Sequence[tuple[float, int]]) -> None:
+        def evaluate(pairs: Sequence[tuple[Probe, int]]) -> None:
             tasks = []
-            for x, n in pairs:
-                p = probes.setdefault(x, Probe(x))
-                spec = self.spec.with_sets({**config, self.vary: x})
+            for p, n in pairs:
+                spec = self.spec.with_sets({**config, self.vary: p.x})
                 tasks.extend((p, spec, i) for i in range(p.n, n))
             self._run(config, tasks)
         return probes, evaluate
@@ -63,7 +63,7 @@ class Runner:
         results: dict[int, Any] = {}
         todo = []
         for j, (p, spec, i) in enumerate(tasks):
-            frame = self._stored(spec, replication_seed(self.base, i))
+            frame = self._stored(spec, replication_seed(self.base, p.first_seed + i))
             if frame is not None:
                 results[j] = frame
             else:
@@ -74,7 +74,8 @@ class Runner:
         if todo:
             from .sweeps import run_frame
             futures = {self.executor.submit(run_outcome, tasks[j][1],
-                                            replication_seed(self.base, tasks[j][2]),
+                                            replication_seed(self.base, tasks[j][0].first_seed
+                                                             + tasks[j][2]),
                                             self.slos): j for j in todo}
             for fut in self.executor.as_completed(list(futures)):
                 j = futures[fut]
@@ -113,7 +114,8 @@ class Runner:
         if err:
             if OVERLOAD_TEXT not in err:
                 raise RuntimeError(f"the run at {self.vary}={p.x!r}, seed "
-                                   f"{replication_seed(self.base, i)} failed:\n{err}")
+                                   f"{replication_seed(self.base, p.first_seed + i)} "
+                                   f"failed:\n{err}")
             p.overloaded = True
             k = len(self.slos)
             p.values.append([math.nan] * k)
@@ -159,13 +161,16 @@ def capacity(program: Any = None, vary: Optional[str] = None,
     """The capacity of `program` (a path, a `ProgramSpec` or `source=` text):
     the largest value of the `--set` parameter `vary` at which every SLO of
     `slos` (`"ttft:p99<=0.5"`, `"tpot:mean<=0.05"`, `"ttft<=0.2 for 90%"`)
-    holds, with a 95 % interval whose relative half-width is at most
-    `precision` (unless `max_runs` runs or `max_replications` per probe run
-    out first).
+    holds, with a 95 % interval from a final batch of replications sized
+    so that its relative half-width is about `precision` (85 % of it
+    expected; it is reported as it comes out, and the status is
+    "imprecise" when `max_runs` runs or `max_replications` per probe run
+    out before the planned batch).
 
     `start`: the first probe (default: the parameter's value in the program,
     or the `load`). `replications`: the first count at a probe (4); seeds
-    `seed + i` at every probe. `grid` (`{"max_seqs": [8, 16]}` or `--grid`
+    `seed + i` at every probe (a final batch: `seed + first_seed + i`,
+    seeds no other probe ran). `grid` (`{"max_seqs": [8, 16]}` or `--grid`
     texts): search each configuration; `cost` (an expression of the grid
     names, `"replicas * 2"`) and `load` (`"lam=2.0"`) pick the cheapest
     that carries the load. `executor`, `jobs` as for `serq.sweep`; `out`
@@ -205,7 +210,9 @@ def capacity(program: Any = None, vary: Optional[str] = None,
             "program": spec.path, "vary": vary, "slos": [s.text for s in slo_list],
             "grid": axes, "cost": cost, "load": list(target) if target else None,
             "precision": precision, "replications": replications, "base_seed": base,
-            "seed_rule": "replication i of every probe runs with seed base_seed + i",
+            "seed_rule": "replication i of a probe runs with seed base_seed + i; of a "
+                         "final batch, base_seed + first_seed + i (seeds no other "
+                         "probe ran)",
             "sets": dict(spec.sets), "horizon": spec.horizon, "warmup": spec.warmup},
             name="capacity.json")
     ex = resolve(executor, jobs, 2)

@@ -16,27 +16,44 @@ Method (docs/guide/capacity.md has the long form):
    probes around the crossing, and a pair of probes is placed around the
    interpolated crossing (8 replications each) until the pair is narrow
    (`LOCAL` target half-widths): a safeguarded regula falsi.
-3. **Estimate, with common random numbers.** Replication `i` runs with
-   the same seed at both probes of the pair, so per seed the SLO statistic
-   is a line between them (a local linear regression of the sample path,
-   as in retrospective approximation: Chen & Schmeiser 2001; Pasupathy &
-   Kim 2011). The 95 % interval of the capacity is the set of `x` at which
-   the t-test of "the statistic equals its threshold" does not reject
-   (Fieller's interval for the root of a line, found by test inversion):
-   its ends are the loads at which the interval on the SLO statistic just
-   excludes the threshold. Replications are added to the pair — near the
-   boundary, not far from it — until the interval is within the precision
-   (its width shrinks as t(m−1)/√m). The pair keeps its replications while
-   the crossing stays near it; a new pair starts again from the locate
-   count.
+3. **Pilot.** A pair of probes around the crossing, a few per cent of the
+   capacity apart, runs a fixed `PILOT` (16) seeds — the same seeds at
+   both (common random numbers), so per seed the SLO statistic is a line
+   between them. The pilot gives the crossing `c`, the slope of the mean
+   statistic with its standard error (from the per-seed slopes), and the
+   replications' spread.
+4. **Final batch.** `m` replications at `c` on a fresh block of seeds that
+   no probe has run, `m` chosen from the pilot so that the expected
+   half-width is `AIM` (85 %) of the precision. The 95 % interval is
+   Fieller's for the root of the line "final mean + slope·(x − c)": the
+   loads `x` at which |mean + slope·(x − c)| ≤ t·√(var(mean) +
+   (x − c)²·var(slope)), the level from the final batch, the slope from
+   the pilot (independent of it). It is reported whatever its width (so
+   the precision is the width aimed at, met two to three times in four).
 
-Coverage: at the true capacity the t-test rejects with probability 5 %, so
-the interval covers it in 95 % of searches, up to the bias of the SLO
-statistic of a finite run (a nearest-rank p99 of n samples runs about
-10/n low) and the curvature of the statistic across the pair (the pair is
-a few per cent wide). The noisy-bisection view of the same problem is
-Waeber, Frazier & Henderson (2013), "Bisection search with noisy
-responses", SIAM J. Control Optim. 51(3).
+Why the final batch is fresh: the search looks at the pilot and every
+probe to decide where to look and how many runs to spend, but never at
+the final batch before it is complete, and its size does not depend on
+it; given everything before it, the final batch is a fixed number of
+independent replications at a fixed load, so its t statistic has its
+nominal distribution. (Adding replications until the interval is narrow
+enough — optional stopping — stops when the sample spread happens to be
+low; for a right-skewed p99, runs without a long busy period have a low
+spread and a low mean at once, so the narrow intervals sit too high.)
+What remains assumed: the run's statistic is the steady-state one (a
+nearest-rank p99 of n samples is biased low by about 10/n relative); the
+mean of `m` runs is about normal; the statistic is linear between `c` and
+the capacity with the pilot's slope (the pilot pair is a few per cent
+wide). A final batch is never replaced by another because it came out
+wide: choosing among batches by their width is a milder optional stopping
+(scripts/capacity_final_batch_sim.py, a pilot of 16 and batches of
+about 80: keeping the first batch covers 95.0 % for normal runs and
+94.0 % for runs with skewness 1.4; a second batch whenever the first is
+wider than the precision, 95.0 % and 93.4 %). The noisy-bisection view of the same
+problem is Waeber, Frazier & Henderson (2013), "Bisection search with
+noisy responses", SIAM J. Control Optim. 51(3); common random numbers
+for the slope as in retrospective approximation (Chen & Schmeiser 2001;
+Pasupathy & Kim 2011).
 """
 from __future__ import annotations
 
@@ -62,8 +79,18 @@ LOCAL = 4.0
 #: The pair is never wider than this fraction of the capacity (the statistic
 #: must be close to a line across it), whatever the precision.
 WIDEST = 0.1
-#: The half-width aimed at, as a fraction of the precision target.
-AIM = 0.9
+#: The pair is at most this fraction of the capacity either side of the
+#: crossing (the precision, if smaller): wide enough for the slope.
+HALF_PAIR = 0.4 * WIDEST
+#: The pilot pair spans at least half this fraction of the window around
+#: the crossing (a wider pair has a better-known slope).
+PILOT_SPAN = 0.9
+#: The half-width aimed at, as a fraction of the precision target (the
+#: final interval's width is set by the pilot; its centre moves a little).
+AIM = 0.85
+#: Replications of the pilot at the pair (at least 4 × the first count):
+#: fixed before they are seen, so their spread is an unselected estimate.
+PILOT = 16
 
 
 @dataclass
@@ -79,6 +106,9 @@ class Probe:
     goodput: list[float] = field(default_factory=list)
     throughput: list[float] = field(default_factory=list)
     overloaded: bool = False
+    #: The seed index of the first replication (replication i runs seed
+    #: index first_seed + i): 0, but a later, fresh block for a final batch.
+    first_seed: int = 0
 
     @property
     def n(self) -> int:
@@ -120,6 +150,8 @@ class SearchOutcome:
     probes: list[Probe]
     pair: Optional[tuple[float, float]] = None
     bracket: Optional[tuple[Optional[float], Optional[float]]] = None
+    #: The load of the final batch the interval comes from.
+    final: Optional[float] = None
 
     @property
     def relative_half_width(self) -> float:
@@ -128,14 +160,14 @@ class SearchOutcome:
         return (self.high - self.low) / s if s > 0 and math.isfinite(self.high) else math.inf
 
 
-Evaluate = Callable[[Sequence[tuple[float, int]]], None]
+Evaluate = Callable[[Sequence[tuple[Probe, int]]], None]
 
 
 class Search:
-    """One capacity search over probes kept in `probes` (x → Probe);
-    `evaluate(pairs)` must give each probe `x` at least `n` replications
-    (seeds 0 … n−1, one batch for all pairs) and mark it overloaded when
-    a run said so."""
+    """One capacity search over probes kept in `probes` (x → Probe) and the
+    final batches in `finals`; `evaluate(pairs)` must give each `(probe, n)`
+    at least `n` replications (seed indices `probe.first_seed` … +n−1, one
+    batch for all pairs) and mark the probe overloaded when a run said so."""
 
     def __init__(self, evaluate: Evaluate, probes: dict[float, Probe], *, start: float,
                  precision: float, first: int, most: int, max_runs: int):
@@ -146,15 +178,19 @@ class Search:
         self.start, self.precision = float(start), float(precision)
         self.first, self.most, self.max_runs = int(first), int(most), int(max_runs)
         self.bracket: Optional[tuple[Optional[float], Optional[float]]] = None
+        self.finals: list[Probe] = []
 
     # -- bookkeeping --------------------------------------------------------
     def runs(self) -> int:
         """Replications run so far in this search."""
-        return sum(p.n for p in self.probes.values())
+        return sum(p.n for p in [*self.probes.values(), *self.finals])
 
     def _ensure(self, pairs: Sequence[tuple[float, int]]) -> None:
-        want = [(x, n) for x, n in pairs if x not in self.probes or (
-            self.probes[x].n < n and not self.probes[x].overloaded)]
+        want = []
+        for x, n in pairs:
+            p = self.probes.setdefault(x, Probe(x))
+            if p.n < n and not p.overloaded:
+                want.append((p, n))
         if want:
             self.evaluate(want)
 
@@ -201,20 +237,15 @@ class Search:
                  and p.interval(k).mean < 0]
         return (below[-1], upper) if below else None
 
-    def _fit(self, pair: Optional[tuple[Probe, Probe]] = None
-             ) -> Optional[tuple[float, float, Probe, Probe]]:
+    def _fit(self) -> Optional[tuple[float, float, Probe, Probe]]:
         """The binding SLO's crossing: (x by linear interpolation of the mean
-        margin, the replications' spread over the slope — the interval's
-        half-width in x is t·that/√n —, the probes below and above it).
-        With `pair`, the line through those two probes for every SLO."""
+        margin, the replications' spread over the slope — an interval's
+        half-width in x is t·that/√n —, the probes below and above it)."""
         best = None
         for k in range(self.nslo):
-            if pair is None:
-                around = self._crossing(k)
-                if around is None:
-                    continue
-            else:
-                around = pair
+            around = self._crossing(k)
+            if around is None:
+                continue
             a, b = around
             ia = a.interval(k)
             if b.overloaded:
@@ -222,8 +253,6 @@ class Search:
             else:
                 ib = b.interval(k)
                 slope = (ib.mean - ia.mean) / (b.x - a.x)
-                if pair is not None and not slope > 0:
-                    continue  # this SLO does not tighten across the pair
                 c = a.x - ia.mean / slope
                 fit = (c, _spread(ia, ib, a.x, b.x, c) / slope, a, b)
             if best is None or fit[0] < best[0]:
@@ -235,57 +264,96 @@ class Search:
         """How many SLOs the probes carry."""
         return len(next(iter(self.probes.values())).margins[0])
 
-    def _choose_m(self, unit: float, c: float, m: int) -> int:
-        room = max(m, (self.max_runs - self.runs()) // 2)
-        top = min(self.most, 4 * m, room)
-        for n in range(m, top + 1):
-            if t_quantile(n - 1) * unit / math.sqrt(n) <= AIM * self.precision * c:
-                return n
-        return max(m, top)
-
     def run(self) -> SearchOutcome:
-        """Bracket, then locate; the outcome (see `SearchOutcome`)."""
+        """Bracket, locate, pilot, then the final batch; the outcome (see
+        `SearchOutcome`)."""
         lo, hi, last = self._bracket()
         self.bracket = (lo, hi)
         if hi is None:
             return self._outcome("unbounded", last, math.inf, 0, None)
         if lo is None:
             return self._outcome("none", 0.0, last, 0, None)
-        m = located = 2 * self.first  # replications for precision; at a new pair
-        held: Optional[tuple[Probe, Probe]] = None  # the pair replications go to
+        located, pilot = 2 * self.first, max(PILOT, 4 * self.first)
         for _ in range(MAX_ITERATIONS):
-            fit = self._fit(held) if held is not None else None
-            if fit is None or not self._local(fit):
-                held, fit = None, self._fit()
+            fit = self._fit()
             if fit is None:
                 break
             c, unit, a, b = fit
-            window = self._window(c)
             if not self._local(fit):
-                # locate: a pair of probes around the interpolated crossing
-                w = min(self.precision, WIDEST / LOCAL) * c
-                pair = [_tidy(max(c - w, a.x + 0.05 * (b.x - a.x))),
-                        _tidy(min(c + w, b.x - 0.05 * (b.x - a.x)))]
-                self._ensure([(x, located) for x in pair])
+                self._place(c, a, b, located)  # locate
                 continue
-            fresh = held is None or held[0] is not a or held[1] is not b
-            held = (a, b)  # kept while the crossing stays near it
-            m = self._choose_m(unit, c, max(located if fresh else m, min(a.n, b.n)))
-            self._ensure([(a.x, m), (b.x, m)])
-            ends = fieller(a, b, m, reach=max(b.x - a.x, 2 * window))
-            if ends is not None:
-                low, high, k = ends
-                if (high - low) / (high + low) <= self.precision:
-                    return self._outcome("found", low, high, m, k, (a, b))
-            if self._over_budget() or m >= self.most:
-                if ends is not None:
-                    return self._outcome("imprecise", ends[0], ends[1], m, ends[2], (a, b))
+            # the pilot: a fixed count of seeds at a pair wide enough for the
+            # slope, whatever they show
+            a, b, line = self._pilot(c, a, b, pilot)
+            if line is None or self._over_budget():
                 break
+            c = line.crossing
+            if not self._local((c, 1.0, a, b)):
+                self._place(c, a, b, located)  # the pilot moved the crossing away
+                continue
+            m, planned = self._final_count(line, c)
+            final = Probe(_tidy(c), first_seed=self._fresh_seed())
+            self.finals.append(final)
+            self.evaluate([(final, m)])
+            ends = line.interval(final, m)
             if ends is None:
-                m = min(self.most, 2 * m)  # the ends lie far out: more seeds
-            else:
-                m = self._grow(m, (ends[1] - ends[0]) / (ends[1] + ends[0]))
+                self._adopt(final)  # the crossing is elsewhere: a probe like any other
+                continue
+            # reported whatever its width: choosing among batches by their
+            # width would select the ones whose spread came out low
+            low, high, k = ends
+            status = "found" if planned or _rel(ends) <= self.precision else "imprecise"
+            return self._outcome(status, low, high, m, k, (a, b), final)
         return self._outcome("imprecise", lo, hi, self.first, None)
+
+    def _pilot(self, c: float, a: Probe, b: Probe, n: int
+               ) -> tuple[Probe, Probe, Optional["PilotLine"]]:
+        """`n` replications at the pair `a` < `b` around the crossing `c`, or
+        at a pair `PILOT_SPAN` of the window wide around it when `a`, `b`
+        are closer than half that (narrower, twice, when its upper end is
+        overloaded); the pair and its line."""
+        line = None
+        for i in range(3):
+            span = PILOT_SPAN * self._window(c) * 0.5 ** i
+            if i > 0 or b.x - a.x < span / 2:
+                a, b = (self.probes.setdefault(x, Probe(x))
+                        for x in (_tidy(c - span / 2), _tidy(c + span / 2)))
+            self._ensure([(a.x, n), (b.x, n)])
+            line = pilot_line(a, b, n)
+            if line is not None or not b.overloaded or self._over_budget():
+                break
+        return a, b, line
+
+    def _place(self, c: float, a: Probe, b: Probe, n: int) -> None:
+        """A pair of probes (`n` replications each) around the interpolated
+        crossing `c`, inside the probes `a` < `b` around it."""
+        w = min(self.precision, HALF_PAIR) * c
+        lo, hi = (a.x, b.x) if a.x <= c <= b.x else (0.0, math.inf)
+        pair = [_tidy(max(c - w, lo + 0.05 * (hi - lo) if math.isfinite(hi) else c - w)),
+                _tidy(min(c + w, hi - 0.05 * (hi - lo) if math.isfinite(hi) else c + w))]
+        self._ensure([(x, n) for x in pair])
+
+    def _adopt(self, final: Probe) -> None:
+        """A final batch whose interval could not be formed becomes an
+        ordinary probe (its mean shows where the crossing is)."""
+        if final.x not in self.probes:
+            self.finals.remove(final)
+            self.probes[final.x] = final
+
+    def _fresh_seed(self) -> int:
+        """The first seed index no probe has run yet: the final batch is
+        independent of every run the search looked at."""
+        return max(p.first_seed + p.n for p in [*self.probes.values(), *self.finals])
+
+    def _final_count(self, line: "PilotLine", c: float) -> tuple[int, bool]:
+        """The final batch's replications — the fewest whose interval is
+        expected within `AIM` of the precision, with the pilot's spread —
+        within the budget and `most`; and whether that many fit."""
+        room = max(2, self.max_runs - self.runs())
+        top, k = min(self.most, room), line.binding
+        m = next((m for m in range(2, top + 1)
+                  if line.half_width(k, c, m) <= AIM * self.precision * c), None)
+        return (m, True) if m is not None else (top, False)
 
     def _window(self, c: float) -> float:
         """How wide the pair may be around a crossing at `c`."""
@@ -299,25 +367,163 @@ class Search:
         return not b.overloaded and math.isfinite(unit) and b.x - a.x <= window \
             and a.x - window / 2 <= c <= b.x + window / 2
 
-    def _grow(self, m: int, rel: float) -> int:
-        """The replications at which an interval of relative half-width `rel`
-        on `m` seeds shrinks to the aim: the width goes as t(n−1)/√n."""
-        goal, t_m = AIM * self.precision, t_quantile(m - 1)
-        n = m + 1
-        while n < self.most and rel * t_quantile(n - 1) / t_m * math.sqrt(m / n) > goal:
-            n += 1
-        return min(self.most, n)
-
     def _outcome(self, status: str, low: float, high: float, m: int, k: Optional[int],
-                 pair: Optional[tuple[Probe, Probe]] = None) -> SearchOutcome:
+                 pair: Optional[tuple[Probe, Probe]] = None,
+                 final: Optional[Probe] = None) -> SearchOutcome:
         est = math.nan
         if status in ("found", "imprecise"):
-            fit = self._fit(pair) if pair is not None else self._fit()
-            est = fit[0] if fit is not None else 0.5 * (low + high)
+            if final is not None and pair is not None:
+                line = pilot_line(pair[0], pair[1], max(PILOT, 4 * self.first))
+                est = line.estimate(final, m, k) if line is not None else math.nan
+            else:
+                fit = self._fit()
+                est = fit[0] if fit is not None else math.nan
+            est = est if math.isfinite(est) else 0.5 * (low + high)
             est = min(max(est, low), high)
-        probes = sorted(self.probes.values(), key=lambda p: p.x)
+        probes = sorted(self.probes.values(), key=lambda p: p.x) + self.finals
         return SearchOutcome(status, low, high, est, m, k, probes,
-                             (pair[0].x, pair[1].x) if pair else None, self.bracket)
+                             (pair[0].x, pair[1].x) if pair else None, self.bracket,
+                             final.x if final is not None else None)
+
+
+@dataclass
+class PilotLine:
+    """The pilot's line of every SLO's margin across the pair `a` < `b`, on
+    the pair's first `n` seeds (common random numbers): the mean margins and
+    spreads (standard deviations) at both ends. The final interval takes
+    its spread, and its slope, from here, and its mean from the final batch."""
+
+    a: float
+    b: float
+    n: int
+    mean_a: list[float]
+    mean_b: list[float]
+    sd_a: list[float]
+    sd_b: list[float]
+    #: The standard error of each SLO's slope (from the per-seed slopes).
+    slope_se: list[float]
+
+    def slope(self, k: int) -> float:
+        """SLO `k`'s mean margin per unit load."""
+        return (self.mean_b[k] - self.mean_a[k]) / (self.b - self.a)
+
+    def _w(self, x: float) -> float:
+        return min(max((x - self.a) / (self.b - self.a), 0.0), 1.0)
+
+    def spread(self, k: int, x: float) -> float:
+        """SLO `k`'s replication spread at `x` (interpolated between the ends)."""
+        w = self._w(x)
+        return (1 - w) * self.sd_a[k] + w * self.sd_b[k]
+
+    @property
+    def tightening(self) -> list[int]:
+        """The SLOs whose margin grows across the pair."""
+        return [k for k in range(len(self.mean_a)) if self.slope(k) > 0]
+
+    @property
+    def binding(self) -> int:
+        """The SLO with the lowest crossing."""
+        return min(self.tightening, key=lambda k: self.a - self.mean_a[k] / self.slope(k))
+
+    @property
+    def crossing(self) -> float:
+        """The binding SLO's crossing of the pilot's line."""
+        k = self.binding
+        return self.a - self.mean_a[k] / self.slope(k)
+
+    def half_width(self, k: int, x: float, m: int) -> float:
+        """SLO `k`'s interval half-width in load expected at `x` from `m`
+        replications: t(m−1) × √(sd²/m + d²·slope_se²) / slope, with sd the
+        pilot's spread and d² the variance of the pilot's crossing (how far
+        from the root `x` may be)."""
+        s, sd = self.slope(k), self.spread(k, x)
+        d2 = sd * sd / (self.n * s * s)
+        return t_quantile(m - 1) * math.sqrt(sd * sd / m + d2 * self.slope_se[k] ** 2) / s
+
+    def interval(self, final: Probe, m: int) -> Optional[tuple[float, float, int]]:
+        """The 95 % interval of the capacity from the final batch at
+        `final.x` (its first `m` replications) and the pilot's slope: per
+        SLO that tightens, Fieller's interval for the root of the line
+        through the final mean margin with the pilot's slope (two
+        independent estimates; see `root_interval`); the capacity's is the
+        lowest of these (low, high, binding SLO). None when the final batch
+        is overloaded, an SLO that does not tighten is not plainly met
+        there, a slope is not clearly positive, or the interval lies beyond
+        the pair by more than its width."""
+        if final.overloaded or final.n < m or m < 2:
+            return None
+        lows, highs = [], []
+        for k in range(len(self.mean_a)):
+            iv = final.interval(k, m)
+            s = self.slope(k)
+            if not s > 0:
+                if iv.mean + iv.half_width < 0:
+                    continue
+                return None
+            ends = root_interval(iv.mean, iv.std ** 2 / m, m - 1,
+                                 s, self.slope_se[k] ** 2, self.n - 1)
+            if ends is None:
+                return None
+            lows.append((final.x + ends[0], k))
+            highs.append((final.x + ends[1], k))
+        if not highs:
+            return None
+        low, (high, k) = min(lows)[0], min(highs)
+        w = self.b - self.a
+        if high < self.a - w or low > self.b + w:
+            return None
+        return low, high, k
+
+    def estimate(self, final: Probe, m: int, k: Optional[int] = None) -> float:
+        """SLO `k`'s (default: the binding one's) crossing from the final
+        batch's mean margin and the pilot's slope."""
+        k = self.binding if k is None else k
+        mean = math.fsum(r[k] for r in final.margins[:m]) / m
+        return final.x - mean / self.slope(k)
+
+
+def pilot_line(a: Probe, b: Probe, n: int) -> Optional[PilotLine]:
+    """The pilot's line across `a` < `b` on their first `n` seeds, or None
+    (an end overloaded or short of seeds, or no SLO tightens across them)."""
+    if a.overloaded or b.overloaded or a.n < n or b.n < n or n < 2:
+        return None
+    ia = [a.interval(k, n) for k in range(len(a.margins[0]))]
+    ib = [b.interval(k, n) for k in range(len(b.margins[0]))]
+    per_seed = [interval([(rb[k] - ra[k]) / (b.x - a.x)
+                          for ra, rb in zip(a.margins[:n], b.margins[:n])])
+                for k in range(len(ia))]
+    line = PilotLine(a.x, b.x, n, [i.mean for i in ia], [i.mean for i in ib],
+                     [i.std for i in ia], [i.std for i in ib],
+                     [i.std / math.sqrt(n) for i in per_seed])
+    ok = all(math.isfinite(v) for v in [*line.mean_a, *line.mean_b, *line.sd_a, *line.sd_b,
+                                        *line.slope_se])
+    return line if ok and line.tightening else None
+
+
+def root_interval(mean: float, var: float, df: int, slope: float, var_slope: float,
+                  df_slope: int) -> Optional[tuple[float, float]]:
+    """Fieller's 95 % interval (Fieller 1954, "Some problems in interval
+    estimation", JRSS B 16(2)) for the root `d` of the line `mean + slope·d`
+    from two independent estimates: the level `mean` (variance `var`, `df`
+    degrees of freedom) and the `slope` (variance `var_slope`, `df_slope`):
+    the `d` at which |mean + slope·d| ≤ t·√(var + d²·var_slope), with t at
+    the Welch–Satterthwaite degrees of freedom at the estimate −mean/slope.
+    None when the slope is not clearly positive (the set is unbounded) or
+    an input is not finite."""
+    if not all(math.isfinite(v) for v in (mean, var, slope, var_slope)) or slope == 0:
+        return None
+    d0 = -mean / slope
+    v = var + d0 * d0 * var_slope
+    den = (var ** 2 / df if df > 0 else math.inf) + \
+        ((d0 * d0 * var_slope) ** 2 / df_slope if df_slope > 0 else math.inf)
+    nu = v * v / den if den > 0 else float(max(df, 1))
+    t = t_quantile(max(1, min(df + df_slope, int(nu))))
+    qa = slope * slope - t * t * var_slope
+    if not qa > 0:
+        return None
+    qb, qc = 2 * mean * slope, mean * mean - t * t * var
+    root = math.sqrt(max(qb * qb - 4 * qa * qc, 0.0))
+    return (-qb - root) / (2 * qa), (-qb + root) / (2 * qa)
 
 
 #: Points at which the interpolated t-test is evaluated between and around the pair.
@@ -361,6 +567,11 @@ def fieller(a: Probe, b: Probe, m: int, reach: Optional[float] = None
     if len(below) == 0 or hi_i == 0:
         return None
     return float(xs[below[-1]]), float(xs[hi_i]), int(np.argmin(first_fail))
+
+
+def _rel(ends: tuple[float, float, int]) -> float:
+    """An interval's relative half-width."""
+    return (ends[1] - ends[0]) / (ends[1] + ends[0])
 
 
 def _tidy(x: float) -> float:

@@ -36,6 +36,15 @@ def _interval(c: Any) -> str:
     return f"{_num(c.low)} – {_num(c.high)}"
 
 
+def _note(c: Any, precision: float) -> str:
+    """The status note; a found interval wider than the precision says that
+    its final batch, sized for the precision, came out wider (it is not
+    replaced: see serq.study.capacity_search)."""
+    if c.status == "found" and c.relative_half_width > precision:
+        return f"final batch wider than the ±{100 * precision:.3g}% aimed at"
+    return _STATUS.get(c.status, c.status)
+
+
 def capacity_text(result: Any) -> str:
     """The whole text (see the module text)."""
     grid = bool(result.grid)
@@ -49,14 +58,15 @@ def capacity_text(result: Any) -> str:
             _num(c.estimate), _interval(c), f"{100 * rel:.1f}%" if math.isfinite(rel) else "-",
             c.binding or "-", _num(c.goodput), _num(c.throughput), _num(c.goodput_at), str(c.runs),
             f"{c.events:.0f}"] + ([_num(c.cost)] if result.cost else []) + [
-            _STATUS.get(c.status, c.status)]
+            _note(c, result.precision)]
         rows.append(row)
     slos = ", ".join(s.text for s in result.slos)
     lines = [f"capacity: the largest {result.vary} at which {slos} "
              f"{'holds' if len(result.slos) == 1 else 'hold'}",
-             f"95% intervals; replication i of every probe runs with seed "
-             f"{result.base_seed}+i; goodput and throughput at the highest probe "
-             f"below the capacity (at)"]
+             f"95% intervals, each from a final batch on seeds no other probe ran; "
+             f"replication i of a probe runs with seed {result.base_seed}+i (of a final "
+             f"batch, {result.base_seed}+first+i); goodput and throughput at the "
+             f"highest probe below the capacity (at)"]
     lines += table(head, rows)
     lines.append("")
     lines += _verdicts(result)
