@@ -8,6 +8,8 @@ pyserq 0.1.3 (seed 1; the differential test at the end, run where the
 reference is installed)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import serq
@@ -55,13 +57,69 @@ workload { arrive batch(4);
   init { set u = serial == 0 ? 4 : serial == 1 ? 3 : serial == 2 ? 3 : 1; } }
 session { turn;
   hold m (u) {
-    branch (serial == 0) { run d (1); grow m (4); observe grown = now; run d (1); }
-    else { branch (serial == 1) { run d (2); grow m (1); observe grown = now; run d (1); }
+    branch (serial == 0) { run d (1); grow m (4); observe grown = now; observe u = used(m);
+                           run d (1); }
+    else { branch (serial == 1) { run d (2); grow m (1); observe grown = now;
+                                  observe u = used(m); run d (1); }
            else { run d (serial == 2 ? 3 : 4); } }
   }
   observe done = now; }
 run { horizon 20; warmup 0; seed 1; }
 """
+
+REQUEUE = """
+pool m { cap 10; PREEMPT }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); init { set u = serial == 0 ? 6 : serial == 1 ? 4 : 7; } }
+session { turn; run gate (serial == 2 ? 0.5 : 0);
+  hold m (u) { observe adm = now;
+    branch (serial == 0) { run d (1); grow m (4); run d (1); } else { run d (serial == 1 ? 5 : 1); } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+FRACTIONS = """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); init { set f = 0.5; } }
+session { turn;
+  hold m (f) reserve (f) { grow m (f); observe a = used(m); load m (f); run d (1); } cache (10);
+  observe kept = cachedin(m);
+  hold m (f) reuse (f) { observe c = cached; run d (1); } cache (0); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+NEGATIVE = """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); init { set g = 0 - 0.5; } }
+session { turn; hold m (UNITS) { run d (1); grow m (GROW); run d (1); } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+# two entries released at the same instant (same `last`), then one's excess
+# over `reuse` put back as a dead entry after the other's
+SAME_INSTANT_DEAD = """
+pool kv { cap 20; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); }
+session { turn; run gate (serial == 2 ? 4 : 0);
+  branch (serial == 0) {
+    hold kv (8) { run d (1); } cache (8);
+    run d (2);
+    hold kv (10) reuse (2) { run d (10); } cache (0);
+  } else {
+    hold kv (serial == 1 ? 4 : 6) { run d (1); } cache (serial == 1 ? 4 : 0);
+  } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# tests/data/preempted_prefix_overhang.sq (used 8 + cached 3 > cap 10 over
+# [2, 11)) with session 1 growing its hold by nothing at 5, inside the overhang
+OVERHANG_GROW_0 = (Path(__file__).parent / "data" / "preempted_prefix_overhang.sq").read_text() \
+    .replace("hold kv (8) { run svc (9.5); }", "hold kv (8) { run svc (3.5); grow kv (0); run svc (6); }")
 
 
 def run(source):
@@ -113,10 +171,83 @@ def test_stalled_growers_are_retried_from_the_front_and_the_first_misfit_stops()
     t = 1 and session 1 by 1 at t = 2: both stall, 0 first. Session 2 ends
     at 3 (3 free): 0 needs 4 and stops the retries, so 1 (needing 1) waits
     behind it. Session 3 ends at 4 (4 free): 0 grows; 1 still misfits (0
-    free). 0 ends at 5 (8 free): 1 grows. grown = 4 (0), 5 (1)."""
+    free). 0 ends at 5 (8 free): 1 grows. grown = 4 (0), 5 (1); used
+    after each growth: 8 + 3 = 11, then 3 + 1 = 4 (the granted growth is
+    allocated)."""
     rep = run_samples(TWO_GROWERS)
     assert samples(rep, "grown") == [(0, 4.0, 4.0), (1, 5.0, 5.0)]
+    assert samples(rep, "u") == [(0, 4.0, 11.0), (1, 5.0, 4.0)]
     assert samples(rep, "done") == [(2, 3.0, 3.0), (3, 4.0, 4.0), (0, 5.0, 5.0), (1, 6.0, 6.0)]
+
+
+@pytest.mark.parametrize("policy", ["preempt lifo;", "preempt by (-admission) requeue head;"])
+def test_a_preempted_hold_reenters_the_queue_at_its_head(policy):
+    """§7.3 (`preempt lifo` is `preempt by (-admission) requeue head`), §4.4:
+    on cap 10 session 0 holds 6 and 1 holds 4; session 2 asks 7 at 0.5 and
+    waits. At 1 session 0 grows by 4: the victim is 1 (admitted last), its 4
+    go to 0 and it re-enters ahead of 2. 0 ends at 2: 1 is admitted (4 of
+    10) and runs its 5 again (done 7); 2 (7) does not fit beside it until 7
+    (done 8). adm = (0, 0), (1, 0), (1, 2), (2, 7)."""
+    rep = run_samples(REQUEUE.replace("PREEMPT", policy))
+    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [(0, 0.0), (1, 0.0), (1, 2.0), (2, 7.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (1, 7.0), (2, 8.0)]
+
+
+def test_a_preempted_hold_requeued_at_the_tail_waits_behind_the_queue():
+    """§7.3 `requeue tail`: the same run as above, but session 1 re-enters
+    behind 2: at 2, 2 (7) is admitted and done at 3; then 1 (4) is admitted
+    at 3 and runs its 5 (done 8)."""
+    rep = run_samples(REQUEUE.replace("PREEMPT", "preempt by (-admission) requeue tail;"))
+    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [(0, 0.0), (1, 0.0), (2, 2.0), (1, 3.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (2, 3.0), (1, 8.0)]
+
+
+def test_amounts_below_one_unit_are_amounts():
+    """§5, §4.2: an amount is any number >= 0, so 0.5 is a hold's units,
+    reservation, growth, load and reuse (no block: no rounding). The hold
+    has 0.5 + 0.5 = 1 allocated (used 1) and a position of 0.5 after the
+    load: `cache (10)` keeps rd(min(10, 0.5)) = 0.5 (§4.5); the next hold
+    reuses min(0.5, 0.5): cached = 0.5."""
+    rep = run_samples(FRACTIONS)
+    assert samples(rep, "a") == [(0, 0.0, 1.0)]
+    assert samples(rep, "kept") == [(0, 1.0, 0.5)]
+    assert samples(rep, "c") == [(0, 1.0, 0.5)]
+
+
+@pytest.mark.parametrize("units, grow, message", [
+    ("g", "1", "run-time error at t=0: `hold m (g)`: the amount is -0.5"),
+    ("1", "g", "run-time error at t=1: `grow m (g)`: the amount is -0.5")])
+def test_a_computed_negative_amount_is_a_run_time_error(units, grow, message):
+    """Part 01 §7.4, Part 03 §5: a computed amount below 0 (here -0.5, a
+    hold's units or a growth) is a run-time error naming the statement."""
+    from serq.core.errors import SimulationError
+    with pytest.raises(SimulationError) as info:
+        run_samples(NEGATIVE.replace("UNITS", units).replace("GROW", grow))
+    assert message in str(info.value)
+
+
+def test_lru_orders_entries_of_one_instant_by_release_sequence():
+    """§4.5, §8 (LRU: least (last, rseq) first). Sessions 0 and 1 release
+    at t = 1: 0 caches 8 (rseq 1), then 1 caches 4 (rseq 2). At 3 session 0
+    holds 10 with `reuse (2)`: 6 of its 8 become a dead entry keeping (last
+    1, rseq 1), put after session 1's. At 4 session 2 asks 6: 10 + 10 + 6 =
+    26 > 20; the dead entry (1, 1) goes before session 1's (1, 2), and its 6
+    suffice: evicted_units 6, evicted_entries 1."""
+    row = run(SAME_INSTANT_DEAD)["pools"][0]
+    assert (row["evicted_units"], row["evicted_entries"]) == (6, 1)
+
+
+def test_a_growth_by_nothing_does_nothing_even_over_the_cap():
+    """§5 `grow P (d)`: if need = ru(a + d) - a <= 0, nothing happens: no
+    room is made. At 5 the pool holds used 8 + cached 3 > cap 10 (the
+    overhang of test_pool_overhang.py); session 1's `grow kv (0)` evicts
+    none of session 0's 3 cached units, so the run is that program's run:
+    mean_cached 2.4, nothing evicted, session 0's hold finds 3 cached at 11
+    (pyserq 0.1.3 agrees: the reference test below)."""
+    row = run(OVERHANG_GROW_0)["pools"][0]
+    assert row["mean_cached"] == pytest.approx(2.4, rel=1e-12)
+    assert (row["evicted_entries"], row["evicted_units"]) == (0, 0)
+    assert samples(run_samples(OVERHANG_GROW_0), "hit") == [(0, 1.0, 3.0), (0, 11.0, 3.0)]
 
 
 #: (program, pool fields not compared). After a `release P` the reference
@@ -127,7 +258,11 @@ def test_stalled_growers_are_retried_from_the_front_and_the_first_misfit_stops()
 #: included, which serq-simpy follows (a scope end already agrees: the
 #: NESTED program of test_pool_edges.py).
 PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_holders"}),
-            (CACHE_NOTHING, set()), (TWO_GROWERS, set())]
+            (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
+            (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set())] + [
+    (REQUEUE.replace("PREEMPT", p), set()) for p in (
+        "preempt lifo;", "preempt by (-admission) requeue head;",
+        "preempt by (-admission) requeue tail;")]
 
 
 @requires("0.1.3")

@@ -86,7 +86,6 @@ class HoldFrame:
         self.front = False
         self.enq_time = 0.0
         self.enq_seq = 0
-        self.adm_seq = 0
         self.event: Optional[WaitEvent] = None
 
     def cancel(self) -> None:
@@ -255,7 +254,7 @@ class HoldManager:
         self._admit(frame, inline=inline)
         return True
 
-    def _admit(self, frame: HoldFrame, inline: bool = False) -> None:
+    def _admit(self, frame: HoldFrame, inline: bool) -> None:
         s = frame.session
         spec = frame.spec
         now = self.env.now
@@ -291,7 +290,7 @@ class HoldManager:
             first.wait_sum += now - frame.enq_time
             first.wait_count += 1
         self.adm_seq += 1
-        frame.adm_seq = s.adm_seq = self.adm_seq
+        s.adm_seq = self.adm_seq
         frame.admitted = True
         frame.front = False
         frame.grown = False
