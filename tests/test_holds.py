@@ -121,6 +121,73 @@ run { horizon 20; warmup 0; seed 1; }
 OVERHANG_GROW_0 = (Path(__file__).parent / "data" / "preempted_prefix_overhang.sq").read_text() \
     .replace("hold kv (8) { run svc (9.5); }", "hold kv (8) { run svc (3.5); grow kv (0); run svc (6); }")
 
+# a step engine's memory pool with a holder that is no resident (serial 0, in a delay)
+NOT_A_RESIDENT = """
+pool kv { cap 12; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 2) { hold kv (4) { run d (10); } }
+  else { hold kv (1) { observe adm = now; run engine prefill (serial == 0 ? 8 : 1) growing kv;
+                       observe pre = now; } }
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+TWO_POOLS_WAIT = """
+pool a { cap 1; }
+pool b { cap 5; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold a (1) { run d (2); } }
+  else { hold a (1), b (1) { observe adm = now; run d (1); } } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+# §12 P-7's spill with no work on the link: `when (1)`, work 0
+SPILL_FREE = """
+pool kv { cap 10; block 2; evict lru; spill host via link (0) when (1); }
+pool host { cap 100; }
+stage link : fifo(1);
+stage svc : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold kv (6) { run svc (1); } cache (6); run svc (5);
+                         observe in_host = cachedin(host); }
+  else { run svc (2); hold kv (9) { run svc (1); } } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+# a step-engine resident whose hold already covers its tokens (kv 8 >= 4 + 3)
+COVERED = """
+pool reqs { cap 2; admit via engine; }
+pool kv { cap 64; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+stage gate : delay;
+workload { arrive batch(2); }
+session { turn; run gate (serial * 0.5);
+  hold reqs (1), kv (8) { observe adm = now; run engine prefill (4) growing kv;
+                          run engine decode (3) growing kv; }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# session 2 is preempted at position 0, then again after a load of LOAD
+STUCK = """
+pool m { cap 10; preempt lifo; }
+stage d : delay;
+workload { arrive batch(3); init { set n = 0; } }
+session { turn;
+  branch (serial == 0) { hold m (1) { run d (3); grow m (6); run d (1); } }
+  else { branch (serial == 1) { hold m (2) { run d (1); grow m (5); run d (1); } }
+  else { hold m (4) { set n = n + 1; observe adm = now;
+                      branch (n == 2) { load m (LOAD); } run d (10); } } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -250,6 +317,71 @@ def test_a_growth_by_nothing_does_nothing_even_over_the_cap():
     assert samples(run_samples(OVERHANG_GROW_0), "hit") == [(0, 1.0, 3.0), (0, 11.0, 3.0)]
 
 
+def test_a_step_engines_memory_preempts_residents_only():
+    """§7.3: on a pool that is a step engine's memory the candidates are the
+    holders that are residents of the engine. Sessions 0 and 1 hold 1 of kv
+    each and prefill 8 and 1 tokens; session 2, admitted last, holds 4 in a
+    delay stage. The first iteration (t = 0, budget 8) gives session 0 its 8
+    tokens: it grows by 7, 1 + 1 + 4 + 7 = 13 > 12, and under `lifo` the
+    victim is the resident admitted last, session 1 (session 2 is no
+    resident). After the iteration (cost 1) session 0 ends at 1 and session
+    1 is admitted again, done at 2; session 2 is untouched (done at 10).
+    pyserq 0.1.3 (seed 1) agrees (reference test below)."""
+    rep = run_samples(NOT_A_RESIDENT)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 1.0, 1.0)]
+    assert samples(rep, "done") == [(0, 1.0, 1.0), (1, 2.0, 2.0), (2, 10.0, 10.0)]
+    assert to_dict(rep)["pools"][0]["preemptions"] == 1
+
+
+def test_a_hold_of_two_pools_waits_in_its_first_pools_queue():
+    """§4.2 step 2: a hold waits in the queue of its first pool. Session 1's
+    `hold a (1), b (1)` waits for session 0's `a` from 0 to 2: a's
+    mean_queue 2/10 = 0.2 and mean_wait (0 + 2)/2 = 1; b has no queue and,
+    never a first pool, no wait (null)."""
+    rep = run(TWO_POOLS_WAIT)
+    a, b = rep["pools"]
+    assert (a["mean_queue"], a["mean_wait"]) == (pytest.approx(0.2, rel=1e-12), 1.0)
+    assert b["mean_queue"] == 0 and b["mean_wait"] is None
+    assert samples(run_samples(TWO_POOLS_WAIT), "adm") == [(1, 2.0, 2.0)]
+
+
+def test_a_spill_of_no_work_puts_no_job_on_the_link():
+    """§9: the 6 cached units of session 0 are evicted at 2 block by block
+    (3 pieces of 2, each spilled: spills 3, host holds 6 at 6). With work
+    0 no job starts on the link: link completed 0 (pyserq 0.1.3 agrees;
+    §9 step 4 starts a job of work w, which the reference does only for
+    w > 0)."""
+    rep = run(SPILL_FREE)
+    kv, host = rep["pools"]
+    link = next(st for st in rep["stages"] if st["name"] == "link")
+    assert (kv["spills"], kv["evicted_units"]) == (3, 6)
+    assert link["completed"] == 0 and link["mean_number"] == 0
+    assert samples(run_samples(SPILL_FREE), "in_host") == [(0, 6.0, 6.0)]
+
+
+def test_an_engine_growth_already_covered_preempts_nobody():
+    """Part 04 §7, Part 03 §7.1: session 0's kv (8) covers its 4 + 3 tokens,
+    so no growth (and no preemption) happens; an iteration that preempted
+    nobody admits. Session 0: prefill 4 in [0, 1), decode 3 in [1, 4), done
+    4. Session 1 arrives at 0.5 and is admitted by the iteration at 1
+    (budget 8 - 1 left), prefill [1, 2), decode [2, 5): done 5."""
+    rep = run_samples(COVERED)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 1.0, 1.0)]
+    assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 5.0, 5.0)]
+
+
+@pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
+def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
+    """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
+    (4 units) is preempted at 1 by session 1's growth at position 0; it
+    comes back at 2, loads LOAD and is preempted at 3 by session 0's
+    growth (lifo: admitted last). A position of 1e-9 is not greater than
+    0 (stuck 1); 2e-9 is progress (stuck 0). pyserq 0.1.3 gives the same
+    (stuck, preemptions 2) for both."""
+    row = run(STUCK.replace("LOAD", load))["pools"][0]
+    assert (row["stuck"], row["preemptions"]) == (stuck, 2)
+
+
 #: (program, pool fields not compared). After a `release P` the reference
 #: stops counting the session as a holder of P although an enclosing hold
 #: (NESTED_RELEASE) or a lease (RELEASE_BESIDE_A_LEASE) still holds units of
@@ -259,10 +391,13 @@ def test_a_growth_by_nothing_does_nothing_even_over_the_cap():
 #: NESTED program of test_pool_edges.py).
 PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_holders"}),
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
-            (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set())] + [
+            (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
+            (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
+            (SPILL_FREE, set()), (COVERED, set())] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
-        "preempt by (-admission) requeue tail;")]
+        "preempt by (-admission) requeue tail;")] + [
+    (STUCK.replace("LOAD", x), set()) for x in ("0.000000001", "0.000000002")]
 
 
 @requires("0.1.3")
