@@ -79,7 +79,6 @@ class HoldFrame:
         self.req = [0.0] * n
         self.need = [0.0] * n
         self.units = [0.0] * n
-        self.tried = False  # an admission has read `need` (not only the join check)
         self.grown = False
         self.admitted = False
         self.rejected = False
@@ -241,7 +240,6 @@ class HoldManager:
         session runs at once until it blocks (Part 04 §7 step 5)."""
         frame = pool.select_candidate()
         self._evaluate(frame)
-        frame.tried = True
         need = frame.need
         k = 0
         for p in frame.pools:  # every pool has room (the first that has not stops)
