@@ -146,9 +146,9 @@ session { turn;
 run { horizon 10; warmup 0; seed 1; }
 """
 
-# §12 P-7's spill with no work on the link: `when (1)`, work 0
-SPILL_FREE = """
-pool kv { cap 10; block 2; evict lru; spill host via link (0) when (1); }
+# §12 P-7's spill with no work on the link: `when (1)`, work WORK
+SPILL = """
+pool kv { cap 10; block 2; evict lru; spill host via link (WORK) when (1); }
 pool host { cap 100; }
 stage link : fifo(1);
 stage svc : delay;
@@ -159,6 +159,8 @@ session { turn;
   else { run svc (2); hold kv (9) { run svc (1); } } }
 run { horizon 10; warmup 0; seed 1; }
 """
+SPILL_FREE = SPILL.replace("WORK", "0")
+SPILL_AGE = SPILL.replace("WORK", "age")
 
 # a step-engine resident whose hold already covers its tokens (kv 8 >= 4 + 3)
 COVERED = """
@@ -370,6 +372,30 @@ def test_an_engine_growth_already_covered_preempts_nobody():
     assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 5.0, 5.0)]
 
 
+def test_a_spills_work_reads_the_age_of_the_evicted_entry():
+    """§9 step 2, §10 (Evict moment: `age` = now - last): session 0's entry
+    (last 1) is evicted at 2 in 3 pieces, each putting work age = 1 on the
+    fifo(1) link: they complete at 3, 4 and 5 (mean_service 1, mean_wait
+    (0 + 1 + 2)/3 = 1)."""
+    rep = run(SPILL_AGE)
+    link = next(st for st in rep["stages"] if st["name"] == "link")
+    assert (link["completed"], link["mean_service"], link["mean_wait"]) == (3, 1.0, 1.0)
+
+
+def test_a_preempted_holds_overhang_is_what_it_put_back_beyond_its_allocation():
+    """The checker's allowance (`Pool.check`, tests/test_pool_overhang.py):
+    at 2 session 0's preempted hold frees its 1 allocated unit and caches
+    its position 3, so the pool may exceed its cap by 3 - 1 = 2 and no
+    more; at 5 it does (used 8 + cached 3 = 11 > 10), by 1."""
+    from serq.runtime.sim.simulation import Simulation
+    prog = serq.load(str(Path(__file__).parent / "data" / "preempted_prefix_overhang.sq"),
+                     horizon=5)
+    sim = Simulation(prog, check_invariants=True)
+    sim.run()
+    kv, = sim.pool_list
+    assert (kv.used, kv.cached, kv.overhang) == (8.0, 3.0, 2.0)
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -393,7 +419,7 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
-            (SPILL_FREE, set()), (COVERED, set())] + [
+            (SPILL_FREE, set()), (SPILL_AGE, set()), (COVERED, set())] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
         "preempt by (-admission) requeue tail;")] + [
