@@ -190,6 +190,32 @@ session { turn;
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# the join check (§4.2 step 1) of an amount that reads no deployment state
+JOIN = """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); init { set u = AMOUNT; } }
+session { turn; hold p (UNITS) RESERVE { observe adm = now; run d (1); } observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def join(amount: str, units: str, reserve: str) -> str:
+    return JOIN.replace("AMOUNT", amount).replace("UNITS", units).replace("RESERVE", reserve)
+
+
+JOINS = [join(a, u, r) for a in ("10", "10.0000000009")
+         for u, r in (("u", ""), ("1", "reserve (u)"))]
+
+NEGATIVE_LEASE = """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); init { set t = 0 - 5; } }
+session { turn; hold p (2) { run d (1); } lease p (t);
+  observe at_end = used(p); run d (1); observe later = used(p); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -361,13 +387,15 @@ def test_a_spill_of_no_work_puts_no_job_on_the_link():
     assert samples(run_samples(SPILL_FREE), "in_host") == [(0, 6.0, 6.0)]
 
 
-def test_an_engine_growth_already_covered_preempts_nobody():
+@pytest.mark.parametrize("units", ["8", "1"])
+def test_an_engine_growth_that_fits_preempts_nobody(units):
     """Part 04 §7, Part 03 §7.1: session 0's kv (8) covers its 4 + 3 tokens,
-    so no growth (and no preemption) happens; an iteration that preempted
+    so no growth happens; kv (1) grows at every iteration, and it fits (cap
+    64). Either way nobody is preempted, and an iteration that preempted
     nobody admits. Session 0: prefill 4 in [0, 1), decode 3 in [1, 4), done
     4. Session 1 arrives at 0.5 and is admitted by the iteration at 1
     (budget 8 - 1 left), prefill [1, 2), decode [2, 5): done 5."""
-    rep = run_samples(COVERED)
+    rep = run_samples(COVERED.replace("kv (8)", f"kv ({units})"))
     assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 1.0, 1.0)]
     assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 5.0, 5.0)]
 
@@ -396,6 +424,41 @@ def test_a_preempted_holds_overhang_is_what_it_put_back_beyond_its_allocation():
     assert (kv.used, kv.cached, kv.overhang) == (8.0, 3.0, 2.0)
 
 
+@pytest.mark.parametrize("amount, rejected", [("10", 0), ("10.0000000009", 1)])
+@pytest.mark.parametrize("units, reserve", [("u", ""), ("1", "reserve (u)")])
+def test_the_join_check_rejects_any_amount_above_the_cap(amount, rejected, units, reserve):
+    """§4.2 step 1: units or a reservation that read no deployment state
+    and need more than the cap never fit: the session is rejected at the
+    join. Exactly the cap (10) is admitted; 10.0000000009 on cap 10 is
+    rejected although it is within the 1e-9 of the fit rule (pyserq 0.1.3,
+    seed 1: rejected 0 and 1, both for units and for a reservation)."""
+    row = run(join(amount, units, reserve))["pools"][0]
+    assert (row["rejected"], row["admissions"]) == (rejected, 1 - rejected)
+
+
+def test_a_constant_amount_above_the_cap_by_less_than_the_tolerance_does_not_link():
+    """§4.2 step 1, §13: the same constant is a link error (pyserq 0.1.3:
+    "a hold on pool `p` waits for 10.0000000009 units, more than its cap
+    10")."""
+    from serq.core.errors import LinkError
+    with pytest.raises(LinkError) as info:
+        serq.load(source=join("1", "10.0000000009", ""))
+    assert "a hold on pool `p` waits for 10.0000000009 units, more than its cap 10" in str(info.value)
+
+
+def test_a_lease_of_negative_duration_ends_at_the_scope_end():
+    """§6: a lease ends when its duration has elapsed; a duration below 0
+    elapses at once, at the scope end (t = 1), not before it: used 2 over
+    [0, 1), mean_used 2/10 = 0.2, mean_holders 0.1. The session, going on at
+    1, still sees the 2 units (the expiry is an event of that instant);
+    at 2 they are gone. pyserq 0.1.3 agrees."""
+    rep = run_samples(NEGATIVE_LEASE)
+    assert samples(rep, "at_end") == [(0, 1.0, 2.0)]
+    assert samples(rep, "later") == [(0, 2.0, 0.0)]
+    row = to_dict(rep)["pools"][0]
+    assert (row["mean_used"], row["mean_holders"]) == (pytest.approx(0.2), pytest.approx(0.1))
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -419,7 +482,9 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
-            (SPILL_FREE, set()), (SPILL_AGE, set()), (COVERED, set())] + [
+            (SPILL_FREE, set()), (SPILL_AGE, set()), (COVERED, set()),
+            (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set())] + [
+    (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
         "preempt by (-admission) requeue tail;")] + [
@@ -439,7 +504,9 @@ def test_holds_programs_against_the_reference(source, differs):
     for name, theirs in ref["observes"].items():
         mine = ours["observes"][name]
         for key in ("count", "mean", "min", "max"):
-            if key in theirs:
+            if theirs.get(key) is None:
+                assert mine.get(key) is None, (name, key)
+            else:
                 assert mine[key] == pytest.approx(theirs[key], rel=1e-12, abs=0), (name, key)
     for mine, theirs in zip(ours["pools"], ref["pools"]):
         for key, value in theirs.items():
