@@ -71,8 +71,8 @@ REQUEUE = """
 pool m { cap 10; PREEMPT }
 stage d : delay;
 stage gate : delay;
-workload { arrive batch(3); init { set u = serial == 0 ? 6 : serial == 1 ? 4 : 7; } }
-session { turn; run gate (serial == 2 ? 0.5 : 0);
+workload { arrive batch(4); init { set u = serial == 0 ? 6 : serial == 1 ? 4 : 7; } }
+session { turn; run gate (serial == 2 ? 0.5 : serial == 3 ? 0.6 : 0);
   hold m (u) { observe adm = now;
     branch (serial == 0) { run d (1); grow m (4); run d (1); } else { run d (serial == 1 ? 5 : 1); } }
   observe done = now; }
@@ -148,7 +148,7 @@ run { horizon 10; warmup 0; seed 1; }
 
 # §12 P-7's spill with no work on the link: `when (1)`, work WORK
 SPILL = """
-pool kv { cap 10; block 2; evict lru; spill host via link (WORK) when (1); }
+pool kv { cap 10; block 2; evict lru; spill host via link (WORK) when (WHEN); }
 pool host { cap 100; }
 stage link : fifo(1);
 stage svc : delay;
@@ -159,8 +159,9 @@ session { turn;
   else { run svc (2); hold kv (9) { run svc (1); } } }
 run { horizon 10; warmup 0; seed 1; }
 """
-SPILL_FREE = SPILL.replace("WORK", "0")
-SPILL_AGE = SPILL.replace("WORK", "age")
+SPILL_FREE = SPILL.replace("WORK", "0").replace("WHEN", "1")
+SPILL_AGE = SPILL.replace("WORK", "age").replace("WHEN", "1")
+SPILL_NONE = SPILL.replace("WORK", "1").replace("WHEN", "size > 2")
 
 # a step-engine resident whose hold already covers its tokens (kv 8 >= 4 + 3)
 COVERED = """
@@ -278,23 +279,25 @@ def test_stalled_growers_are_retried_from_the_front_and_the_first_misfit_stops()
 @pytest.mark.parametrize("policy", ["preempt lifo;", "preempt by (-admission) requeue head;"])
 def test_a_preempted_hold_reenters_the_queue_at_its_head(policy):
     """§7.3 (`preempt lifo` is `preempt by (-admission) requeue head`), §4.4:
-    on cap 10 session 0 holds 6 and 1 holds 4; session 2 asks 7 at 0.5 and
-    waits. At 1 session 0 grows by 4: the victim is 1 (admitted last), its 4
-    go to 0 and it re-enters ahead of 2. 0 ends at 2: 1 is admitted (4 of
-    10) and runs its 5 again (done 7); 2 (7) does not fit beside it until 7
-    (done 8). adm = (0, 0), (1, 0), (1, 2), (2, 7)."""
+    on cap 10 session 0 holds 6 and 1 holds 4; sessions 2 and 3 ask 7 at
+    0.5 and 0.6 and wait. At 1 session 0 grows by 4: the victim is 1
+    (admitted last), its 4 go to 0 and it re-enters ahead of 2 and 3. 0
+    ends at 2: 1 is admitted (4 of 10) and runs its 5 again (done 7); 2 (7)
+    does not fit beside it until 7 (done 8), then 3 (done 9)."""
     rep = run_samples(REQUEUE.replace("PREEMPT", policy))
-    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [(0, 0.0), (1, 0.0), (1, 2.0), (2, 7.0)]
-    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (1, 7.0), (2, 8.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [
+        (0, 0.0), (1, 0.0), (1, 2.0), (2, 7.0), (3, 8.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (1, 7.0), (2, 8.0), (3, 9.0)]
 
 
 def test_a_preempted_hold_requeued_at_the_tail_waits_behind_the_queue():
     """§7.3 `requeue tail`: the same run as above, but session 1 re-enters
-    behind 2: at 2, 2 (7) is admitted and done at 3; then 1 (4) is admitted
-    at 3 and runs its 5 (done 8)."""
+    behind 2 and 3: at 2, 2 (7) is admitted and done at 3, then 3 (done
+    4); then 1 (4) is admitted at 4 and runs its 5 (done 9)."""
     rep = run_samples(REQUEUE.replace("PREEMPT", "preempt by (-admission) requeue tail;"))
-    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [(0, 0.0), (1, 0.0), (2, 2.0), (1, 3.0)]
-    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (2, 3.0), (1, 8.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "adm")] == [
+        (0, 0.0), (1, 0.0), (2, 2.0), (3, 3.0), (1, 4.0)]
+    assert [(k, t) for k, t, _ in samples(rep, "done")] == [(0, 2.0), (2, 3.0), (3, 4.0), (1, 9.0)]
 
 
 def test_amounts_below_one_unit_are_amounts():
@@ -410,6 +413,15 @@ def test_a_spills_work_reads_the_age_of_the_evicted_entry():
     assert (link["completed"], link["mean_service"], link["mean_wait"]) == (3, 1.0, 1.0)
 
 
+def test_a_spill_whose_condition_is_false_writes_nothing():
+    """§9 step 1: `when (size > 2)` is 0 for every piece (one block of 2):
+    nothing is spilled, the host stays empty, the link idle."""
+    rep = run(SPILL_NONE)
+    kv, host = rep["pools"]
+    link = next(st for st in rep["stages"] if st["name"] == "link")
+    assert (kv["spills"], kv["evicted_units"], host["mean_cached"], link["completed"]) == (0, 6, 0, 0)
+
+
 def test_a_preempted_holds_overhang_is_what_it_put_back_beyond_its_allocation():
     """The checker's allowance (`Pool.check`, tests/test_pool_overhang.py):
     at 2 session 0's preempted hold frees its 1 allocated unit and caches
@@ -482,7 +494,7 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
-            (SPILL_FREE, set()), (SPILL_AGE, set()), (COVERED, set()),
+            (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
