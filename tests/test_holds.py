@@ -217,6 +217,23 @@ session { turn; hold p (2) { run d (1); } lease p (t);
 run { horizon 10; warmup 0; seed 1; }
 """
 
+# an engine iteration that preempts admits nobody (requeue tail: the victim
+# re-enters behind session 3, which waits for a `reqs` slot)
+PREEMPTING_ITERATION = """
+pool reqs { cap 2; admit via engine; }
+pool kv { cap 12; preempt by (-admission) requeue tail; }
+stage engine : step { budget 9; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(4); }
+session { turn;
+  branch (serial == 2) { hold kv (4) { run d (20); } }
+  else { branch (serial == 3) { hold reqs (1) { observe adm = now; run engine prefill (1); } }
+  else { hold reqs (1), kv (1) { observe adm = now; run engine prefill (1) growing kv;
+                                 run engine decode (6) growing kv; } } }
+  observe done = now; }
+run { horizon 40; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -471,6 +488,21 @@ def test_a_lease_of_negative_duration_ends_at_the_scope_end():
     assert (row["mean_used"], row["mean_holders"]) == (pytest.approx(0.2), pytest.approx(0.1))
 
 
+def test_an_engine_iteration_that_preempts_admits_nobody():
+    """Part 04 §7 (no admission in an iteration that preempted), Part 03
+    §7.3. kv: 12, session 2 holds 4 outside the engine. Sessions 0 and 1
+    (reqs 1, kv 1) prefill 1 token at 0 and then decode 1 token an
+    iteration, growing by 1 each: after the iteration at j each holds j + 1.
+    At 4 both need 5: session 0 grows (4 + 5 + 4 = 13 > 12) by preempting
+    session 1 (admitted later), which re-enters behind session 3 (`requeue
+    tail`). That iteration admits nobody, so session 3 is admitted at 5
+    (done 6), session 1 at 6 when 3 leaves (prefill [6, 7), decode 6:
+    done 13); session 0's decode of 6 ends at 7. pyserq 0.1.3 agrees."""
+    rep = run_samples(PREEMPTING_ITERATION)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (3, 5.0, 5.0), (1, 6.0, 6.0)]
+    assert samples(rep, "done") == [(3, 6.0, 6.0), (0, 7.0, 7.0), (1, 13.0, 13.0), (2, 20.0, 20.0)]
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -495,7 +527,8 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
             (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
-            (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set())] + [
+            (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
+            (PREEMPTING_ITERATION, set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
