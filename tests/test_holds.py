@@ -234,6 +234,15 @@ session { turn;
 run { horizon 40; warmup 0; seed 1; }
 """
 
+TWO_LEASES = """
+pool p { cap 20; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold p (3) { run d (1); } cache (3) lease p (inf);
+  hold p (5) { run d (1); } cache (5) lease p (inf); end; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -486,6 +495,18 @@ def test_a_lease_of_negative_duration_ends_at_the_scope_end():
     assert samples(rep, "later") == [(0, 2.0, 0.0)]
     row = to_dict(rep)["pools"][0]
     assert (row["mean_used"], row["mean_holders"]) == (pytest.approx(0.2), pytest.approx(0.1))
+    # the run's events: the two runs' completions and the expiry (pyserq 0.1.3: 3)
+    assert to_dict(rep)["events"] == 3
+
+
+def test_end_ends_the_leases_in_the_order_they_began():
+    """Part 03 §5 `end`, §6: the session's two leases of p (3 units, then
+    5) end at its `end` (t = 2), in the order they began; each caches its
+    clause under the session's one entry, so the second's 5 replace the
+    first's 3: cached 5 over [2, 10), mean_cached 40/10 = 4; used 3 over
+    [0, 2) and 5 over [1, 2): mean_used 11/10 = 1.1. pyserq 0.1.3 agrees."""
+    row = run(TWO_LEASES)["pools"][0]
+    assert (row["mean_cached"], row["mean_used"]) == (pytest.approx(4.0), pytest.approx(1.1))
 
 
 def test_an_engine_iteration_that_preempts_admits_nobody():
@@ -521,14 +542,16 @@ def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
 #: P (pyserq 0.1.3 mean_holders 0 and 0.1 against our 0.2): Part 03 §1 and
 #: Part 06's `mean_holders` count the sessions with an allocation, leases
 #: included, which serq-simpy follows (a scope end already agrees: the
-#: NESTED program of test_pool_edges.py).
+#: NESTED program of test_pool_edges.py). Likewise the reference counts a
+#: session with a lease and a hold of P twice (TWO_LEASES: 0.3 against our
+#: 0.2), though three nested holds once.
 PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_holders"}),
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
             (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
-            (PREEMPTING_ITERATION, set())] + [
+            (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"})] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
