@@ -500,14 +500,15 @@ class HoldManager:
             g = pool.growers[0]
             k = g.frame.pools.index(pool)
             a = g.frame.alloc[k]
+            # (> 0: a growth stalls only with a need > 0, and its allocation
+            # cannot change while it stalls)
             need = pool.ru(a + g.amount) - a
-            if need > 0 and not pool.has_room(need, g.frame):
+            if not pool.has_room(need, g.frame):
                 return
             pool.growers.popleft()
             if not pool.growers:
                 self.fleet.pool_changed(pool)
-            if need > 0:
-                self._allocate(g.frame, k, pool, need)
+            self._allocate(g.frame, k, pool, need)
             if g.job is not None:
                 g.job.stall = None
                 g.job.stage.own_stamp += 1  # its resident may be served again
