@@ -243,6 +243,36 @@ session { turn; hold p (3) { run d (1); } cache (3) lease p (inf);
 run { horizon 10; warmup 0; seed 1; }
 """
 
+END_INSIDE = """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold p (3) { run d (1); end; } }
+  else { hold p (8) { observe adm = now; run d (1); } } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+THREE_LEASES = """
+pool p { cap 20; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold p (1) { run d (1); } lease p (inf); hold p (2) { run d (1); } lease p (inf);
+  hold p (4) { run d (1); } lease p (inf); release p; observe u = used(p); run d (1); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+REUSE_ALL = """
+pool kv { cap 12; evict lru; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(2); }
+session { turn; run gate (serial * 3);
+  branch (serial == 0) { hold kv (8) { run d (1); } cache (8); hold kv (8) reuse (8) { observe c = cached; run d (1); } cache (4); }
+  else { hold kv (12) { run d (1); } } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -524,6 +554,38 @@ def test_an_engine_iteration_that_preempts_admits_nobody():
     assert samples(rep, "done") == [(3, 6.0, 6.0), (0, 7.0, 7.0), (1, 13.0, 13.0), (2, 20.0, 20.0)]
 
 
+def test_end_inside_a_hold_releases_it():
+    """Part 03 §5 `end`: every open hold releases. Session 0 ends inside
+    its hold of 3 at 1; session 1 (8 of cap 10) is admitted then: adm 1;
+    mean_used (3·1 + 8·1)/10 = 1.1. pyserq 0.1.3 agrees."""
+    rep = run_samples(END_INSIDE)
+    assert samples(rep, "adm") == [(1, 1.0, 1.0)]
+    assert to_dict(rep)["pools"][0]["mean_used"] == pytest.approx(1.1, rel=1e-12)
+
+
+def test_release_outside_a_hold_ends_one_lease():
+    """§5 `release P` outside a hold of P ends a lease of P (one: the
+    first). Leases of 1, 2 and 4 units begin at 1, 2 and 3; `release p` at
+    3 ends the first: used 6; the other two end at the session's end at 4.
+    mean_used (1 + 3 + 7 + 6)/10 = 1.7. pyserq 0.1.3 agrees."""
+    rep = run_samples(THREE_LEASES)
+    assert samples(rep, "u") == [(0, 3.0, 6.0)]
+    assert to_dict(rep)["pools"][0]["mean_used"] == pytest.approx(1.7, rel=1e-12)
+
+
+def test_a_reuse_of_the_whole_entry_leaves_no_dead_entry():
+    """§4.2 step 4: only the part of the entry above `reuse` becomes a dead
+    entry; with reuse (8) = the entry (8) there is none. Session 0 caches 8
+    at 1, consumes all 8 at 1 (cached = 8) and caches 4 at 2. At 3 session
+    1 needs 12 of cap 12: the one entry (4) is evicted: evicted_entries 1,
+    mean_cached 4·1/10. pyserq 0.1.3 agrees."""
+    rep = run_samples(REUSE_ALL)
+    assert samples(rep, "c") == [(0, 1.0, 8.0)]
+    row = to_dict(rep)["pools"][0]
+    assert (row["evicted_entries"], row["evicted_units"]) == (1, 4)
+    assert row["mean_cached"] == pytest.approx(0.4, rel=1e-12)
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -544,14 +606,15 @@ def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
 #: included, which serq-simpy follows (a scope end already agrees: the
 #: NESTED program of test_pool_edges.py). Likewise the reference counts a
 #: session with a lease and a hold of P twice (TWO_LEASES: 0.3 against our
-#: 0.2), though three nested holds once.
+#: 0.2; THREE_LEASES: 0.6 against 0.4), though three nested holds once.
 PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_holders"}),
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
             (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
-            (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"})] + [
+            (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
+            (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
