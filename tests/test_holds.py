@@ -273,6 +273,20 @@ session { turn; run gate (serial * 3);
 run { horizon 10; warmup 0; seed 1; }
 """
 
+# session 1 waits for q inside its hold of m when that hold is preempted
+PREEMPTED_WHILE_WAITING = """
+pool m { cap 10; preempt lifo; }
+pool q { cap 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 0) { hold m (6) { run d (1); grow m (4); run d (1); } }
+  else { branch (serial == 1) { hold m (4) { hold q (1) { observe got = now; run d (1); } } }
+         else { hold q (1) { run d (5); } } }
+  observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -586,6 +600,22 @@ def test_a_reuse_of_the_whole_entry_leaves_no_dead_entry():
     assert row["mean_cached"] == pytest.approx(0.4, rel=1e-12)
 
 
+def test_a_session_preempted_while_it_waits_leaves_the_queue():
+    """§7.3 step 4 (the victim's waits are cancelled): session 1 holds 4 of
+    m and waits for q (session 2 holds it from 0 to 5). At 1 session 0's
+    growth preempts session 1: its wait for q ends (it leaves q's queue)
+    and its hold of m is re-queued; it comes back at 2 (session 0 ends)
+    and waits for q again until 5: got 5, done 6. q's mean_queue (1 +
+    3)/10 = 0.4, m's 1/10 (session 1 waiting [1, 2]). pyserq 0.1.3
+    agrees."""
+    rep = run_samples(PREEMPTED_WHILE_WAITING)
+    assert samples(rep, "got") == [(1, 5.0, 5.0)]
+    assert samples(rep, "done") == [(0, 2.0, 2.0), (2, 5.0, 5.0), (1, 6.0, 6.0)]
+    m, q = to_dict(rep)["pools"]
+    assert (m["mean_queue"], q["mean_queue"]) == (pytest.approx(0.1), pytest.approx(0.4))
+    assert (m["preemptions"], q["admissions"]) == (1, 2)
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -614,7 +644,8 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
-            (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set())] + [
+            (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
+            (PREEMPTED_WHILE_WAITING, set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
