@@ -62,6 +62,13 @@ server { run f (1); run f (0.5); observe done = now; }
 run { horizon 10; warmup 0; seed 1; }
 """
 
+SERVERS = """
+stage svc : fifo(1);
+workload { arrive batch(4); }
+session { turn; run svc (2); observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source: str):
     return serq.run(serq.load(source=source))
@@ -225,7 +232,45 @@ def test_a_spills_link_job_belongs_to_no_request():
     assert (row["completed"], row["requests"], row["mean_wait"]) == (3, 0, 1.0)
 
 
-PROGRAMS = [NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"), FIFO2.replace("WARMUP", "2"), ESTIMATES] + [
+def test_more_fifo_servers_start_waiting_jobs_at_once_and_fewer_stop_none():
+    """§1 fifo(c) with a process's change (`serq.build`, StageHandle.servers):
+    four jobs of 2 at 0 on fifo(1): job 0 [0, 2]. At 1 the servers become
+    3: jobs 1 and 2 start at once ([1, 3]); job 3 takes the server job 0
+    frees at 2 ([2, 4]). At 2.5 they become 1: nothing in service stops
+    (the three in service run on). done 2, 3, 3, 4; mean_wait (0 + 1 + 1 +
+    2)/4 = 1."""
+    model = serq.build(serq.load(source=SERVERS))
+    svc = model.stage("svc")
+
+    def scale(env):
+        yield env.timeout(1)
+        svc.servers = 3
+        yield env.timeout(1.5)
+        svc.servers = 1
+
+    model.process(scale(model.env))
+    rep = model.run()
+    assert samples(rep, "done") == [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0), (3, 4.0, 4.0)]
+    row = stage(rep, "svc")
+    assert (row["completed"], row["mean_wait"], row["mean_service"]) == (4, 1.0, 2.0)
+    assert svc.servers == 1
+
+
+SIMULTANEOUS = ESTIMATES.replace("stage svc : fifo;", "stage svc : fifo(3);").replace(
+    "observe pr = price(svc, 1, 1);",
+    "observe pr = price(svc, 1, 1); observe el = est_lambda(svc); observe er = est_rho(svc);")
+
+
+def test_no_rate_is_estimated_from_gaps_of_zero():
+    """Part 01 §4.3: λ̂ = 1/ĝ only once two completions were seen and ĝ >
+    0. On fifo(3) the three jobs start together at 0: every gap is 0, so
+    ĝ = 0 and λ̂ = 0, ρ̂ = 0, and the price of a miss is ds = 1."""
+    rep = run(SIMULTANEOUS)
+    for name, value in (("pr", 1.0), ("el", 0.0), ("er", 0.0)):
+        assert [v for _, _, v in samples(rep, name)] == [value] * 3, name
+
+
+PROGRAMS = [SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"), FIFO2.replace("WARMUP", "2"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
     preempted("delay", "0", "0.5").replace("stage d : delay;", "stage d : fifo(9);")]
