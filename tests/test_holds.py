@@ -287,6 +287,19 @@ session { turn;
 run { horizon 10; warmup 0; seed 1; }
 """
 
+# session 1's hold of m (the victim) is inside its hold of q
+NESTED_VICTIM = """
+pool m { cap 10; preempt lifo; }
+pool q { cap 5; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold m (6) { run d (1); grow m (4); run d (1); } }
+  else { hold q (2) { hold m (4) { observe adm = now; observe qu = used(q); run d (5); } } }
+  observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -616,6 +629,21 @@ def test_a_session_preempted_while_it_waits_leaves_the_queue():
     assert (m["preemptions"], q["admissions"]) == (1, 2)
 
 
+def test_a_preemption_unwinds_the_holds_down_to_the_victims_only():
+    """§7.3 step 5: the victim's frames are unwound from the innermost down
+    to the preempted hold, not further. Session 1 holds 2 of q and, inside,
+    4 of m; session 0's growth at 1 preempts the hold of m only: q stays
+    held (2) while the hold of m waits and comes back at 2 (session 0
+    ends); it runs its 5 again: done 7. q is held over [0, 7]: mean_used
+    1.4. pyserq 0.1.3 agrees."""
+    rep = run_samples(NESTED_VICTIM)
+    assert samples(rep, "adm") == [(1, 0.0, 0.0), (1, 2.0, 2.0)]
+    assert samples(rep, "qu") == [(1, 0.0, 2.0), (1, 2.0, 2.0)]
+    assert samples(rep, "done") == [(0, 2.0, 2.0), (1, 7.0, 7.0)]
+    m, q = to_dict(rep)["pools"]
+    assert q["mean_used"] == pytest.approx(1.4, rel=1e-12) and q["admissions"] == 1
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -645,7 +673,7 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
             (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
-            (PREEMPTED_WHILE_WAITING, set())] + [
+            (PREEMPTED_WHILE_WAITING, set()), (NESTED_VICTIM, set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
