@@ -21,6 +21,7 @@ stage g : delay;
 workload { arrive batch(4); init { set w = serial + 1; } }
 session { turn; run g (serial * 0.5);
   observe q = queue(f); observe b = busy(f); observe wk = work(f); observe gw = work(g);
+  observe gb = busy(g);
   run f (w); observe done = now; }
 run { horizon 20; warmup WARMUP; seed 1; }
 """
@@ -94,7 +95,7 @@ def test_fifo_with_two_servers():
     the first free server at 2.5: [2.5, 6.5]. Before each run: queue (jobs
     present) 0, 1, 2, 2; busy 0, 1, 2, 2; work(f) 0, 0.5, 1.5, 1 + 2.5 =
     3.5; work(g) (the delay's remaining work) 0.5 + 1 + 1.5 = 3 at 0, then
-    1.5, 0.5, 0. Row (§12, horizon 20): completed 4, mean_wait 1/4,
+    1.5, 0.5, 0; busy(g) (a delay's jobs present) 3, 2, 1, 0. Row (§12, horizon 20): completed 4, mean_wait 1/4,
     mean_service 10/4, mean_number (1 + 2 + 3 + 5)/20 = 0.55, utilization
     6.5/20."""
     rep = run(FIFO2.replace("WARMUP", "0"))
@@ -102,6 +103,7 @@ def test_fifo_with_two_servers():
     assert [v for _, _, v in samples(rep, "b")] == [0, 1, 2, 2]
     assert [v for _, _, v in samples(rep, "wk")] == [0, 0.5, 1.5, 3.5]
     assert [v for _, _, v in samples(rep, "gw")] == [3, 1.5, 0.5, 0]
+    assert [v for _, _, v in samples(rep, "gb")] == [3, 2, 1, 0]
     assert [t for _, t, _ in samples(rep, "done")] == [1, 2.5, 4, 6.5]
     row = stage(rep, "f")
     assert (row["completed"], row["requests"], row["mean_wait"], row["mean_service"]) == (4, 4, 0.25, 2.5)
@@ -126,6 +128,16 @@ def test_stage_statistics_start_at_the_warmup():
     assert row["throughput"] == pytest.approx(3 / 18, rel=1e-12)
     g = stage(rep, "g")
     assert (g["completed"], g["mean_number"], g["mean_wait"]) == (0, 0, None)
+
+
+def test_a_completion_at_the_warmup_counts():
+    """§12 (from the warm-up on, inclusive): with warm-up 2.5 session 1's
+    completion at 2.5 counts: completed 3, requests 3, as with warm-up 2;
+    jobs present 2 over [2.5, 4] and 1 over [4, 6.5]: mean_number
+    5.5/17.5."""
+    row = stage(run(FIFO2.replace("WARMUP", "2.5")), "f")
+    assert (row["completed"], row["requests"]) == (3, 3)
+    assert row["mean_number"] == pytest.approx(5.5 / 17.5, rel=1e-12)
 
 
 def test_a_preempted_job_in_service_frees_its_fifo_server():
@@ -270,7 +282,8 @@ def test_no_rate_is_estimated_from_gaps_of_zero():
         assert [v for _, _, v in samples(rep, name)] == [value] * 3, name
 
 
-PROGRAMS = [SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"), FIFO2.replace("WARMUP", "2"), ESTIMATES] + [
+PROGRAMS = [SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+            FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
     preempted("delay", "0", "0.5").replace("stage d : delay;", "stage d : fifo(9);")]
