@@ -300,6 +300,14 @@ session { turn;
 run { horizon 10; warmup 0; seed 1; }
 """
 
+LOAD_PAST = """
+pool m { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold m (4) { load m (3); run d (1); load m (SECOND); run d (1); } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -644,6 +652,21 @@ def test_a_preemption_unwinds_the_holds_down_to_the_victims_only():
     assert q["mean_used"] == pytest.approx(1.4, rel=1e-12) and q["admissions"] == 1
 
 
+def test_a_load_must_fit_the_allocation():
+    """§5 `load P (n)`: the position advances by n within the allocation.
+    After `load m (3)` on an allocation of 4, `load m (1)` fits (4 <= 4),
+    and so does `load m (1.000000001)` (within the 1e-9 of the conventions;
+    pyserq 0.1.3 runs it too); `load m (2)` (5 > 4) is the run-time error
+    "a load must fit the allocation (grow first)", at t = 1."""
+    from serq.core.errors import SimulationError
+    run_samples(LOAD_PAST.replace("SECOND", "1"))
+    run_samples(LOAD_PAST.replace("SECOND", "1.000000001"))
+    with pytest.raises(SimulationError) as info:
+        run_samples(LOAD_PAST.replace("SECOND", "2"))
+    assert "run-time error at t=1" in str(info.value)
+    assert "the hold has 4 allocated and 3 computed; a load must fit the allocation" in str(info.value)
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -673,7 +696,8 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
             (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
-            (PREEMPTED_WHILE_WAITING, set()), (NESTED_VICTIM, set())] + [
+            (PREEMPTED_WHILE_WAITING, set()), (NESTED_VICTIM, set()),
+            (LOAD_PAST.replace("SECOND", "1.000000001"), set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
         "preempt lifo;", "preempt by (-admission) requeue head;",
