@@ -162,6 +162,7 @@ run { horizon 10; warmup 0; seed 1; }
 SPILL_FREE = SPILL.replace("WORK", "0").replace("WHEN", "1")
 SPILL_AGE = SPILL.replace("WORK", "age").replace("WHEN", "1")
 SPILL_NONE = SPILL.replace("WORK", "1").replace("WHEN", "size > 2")
+SPILL_YOUNG = SPILL.replace("WORK", "1").replace("WHEN", "age < 2")
 
 # a step-engine resident whose hold already covers its tokens (kv 8 >= 4 + 3)
 COVERED = """
@@ -513,6 +514,16 @@ def test_a_spill_whose_condition_is_false_writes_nothing():
     assert (kv["spills"], kv["evicted_units"], host["mean_cached"], link["completed"]) == (0, 6, 0, 0)
 
 
+def test_a_spills_condition_reads_the_age_of_the_evicted_entry():
+    """§9 step 1, §10: `when (age < 2)`: session 0's entry (last 1) is
+    evicted at 2, age 1 < 2: its 3 pieces are spilled (spills 3) and the
+    host holds 6 at 6."""
+    rep = run(SPILL_YOUNG)
+    kv, host = rep["pools"]
+    assert kv["spills"] == 3
+    assert samples(run_samples(SPILL_YOUNG), "in_host") == [(0, 6.0, 6.0)]
+
+
 def test_a_preempted_holds_overhang_is_what_it_put_back_beyond_its_allocation():
     """The checker's allowance (`Pool.check`, tests/test_pool_overhang.py):
     at 2 session 0's preempted hold frees its 1 allocated unit and caches
@@ -692,7 +703,7 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (CACHE_NOTHING, set()), (TWO_GROWERS, set()), (FRACTIONS, set()),
             (OVERHANG_GROW_0, set()), (SAME_INSTANT_DEAD, set()),
             (NOT_A_RESIDENT, set()), (TWO_POOLS_WAIT, set()),
-            (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (COVERED, set()),
+            (SPILL_FREE, set()), (SPILL_AGE, set()), (SPILL_NONE, set()), (SPILL_YOUNG, set()), (COVERED, set()),
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
             (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
