@@ -282,7 +282,24 @@ def test_no_rate_is_estimated_from_gaps_of_zero():
         assert [v for _, _, v in samples(rep, name)] == [value] * 3, name
 
 
-PROGRAMS = [SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+SHORT = """
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; run d (0.5); }
+run { horizon 1; warmup 0; seed 1; }
+"""
+
+
+def test_a_measured_span_of_one_time_unit():
+    """§12 over a span of 1 (horizon 1, no warm-up): one job of 0.5:
+    mean_number = utilization = 0.5/1, throughput = request_throughput =
+    1/1."""
+    row = stage(run(SHORT), "d")
+    assert (row["mean_number"], row["utilization"], row["throughput"],
+            row["request_throughput"]) == (0.5, 0.5, 1.0, 1.0)
+
+
+PROGRAMS = [SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
