@@ -66,7 +66,7 @@ run { horizon 10; warmup 0; seed 1; }
 SERVERS = """
 stage svc : fifo(1);
 workload { arrive batch(4); }
-session { turn; run svc (2); observe done = now; }
+session { turn; observe w = work(svc); run svc (2); observe done = now; }
 run { horizon 10; warmup 0; seed 1; }
 """
 
@@ -154,6 +154,17 @@ def test_a_preempted_job_in_service_frees_its_fifo_server():
     assert (row["completed"], row["mean_wait"], row["mean_service"]) == (2, 1.25, 4.0)
     assert row["mean_number"] == pytest.approx(11.5 / 20, rel=1e-12)
     assert row["utilization"] == pytest.approx(0.45, rel=1e-12)
+
+
+def test_a_preempted_job_in_service_leaves_an_empty_fifo_idle():
+    """As above with session 2's run on the delay d instead: when session
+    1's job leaves at 1 nobody waits, the server stays idle until 1 comes
+    back at 2 ([2, 7]): f completed 1, mean_number (1 + 5)/20."""
+    rep = run(preempted("fifo(1)", "0", "0.5").replace("run f (3);", "run d (3);"))
+    assert samples(rep, "done") == [(0, 2.0, 2.0), (2, 3.5, 3.5), (1, 7.0, 7.0)]
+    row = stage(rep, "f")
+    assert (row["completed"], row["mean_service"]) == (1, 5.0)
+    assert row["mean_number"] == pytest.approx(6 / 20, rel=1e-12)
 
 
 def test_a_preempted_job_waiting_leaves_the_fifo_queue():
@@ -250,7 +261,8 @@ def test_more_fifo_servers_start_waiting_jobs_at_once_and_fewer_stop_none():
     3: jobs 1 and 2 start at once ([1, 3]); job 3 takes the server job 0
     frees at 2 ([2, 4]). At 2.5 they become 1: nothing in service stops
     (the three in service run on). done 2, 3, 3, 4; mean_wait (0 + 1 + 1 +
-    2)/4 = 1."""
+    2)/4 = 1. work(svc) before each run (§2: the work of the waiting jobs
+    plus what remains in service): 0, 2, 4, 6."""
     model = serq.build(serq.load(source=SERVERS))
     svc = model.stage("svc")
 
@@ -263,6 +275,7 @@ def test_more_fifo_servers_start_waiting_jobs_at_once_and_fewer_stop_none():
     model.process(scale(model.env))
     rep = model.run()
     assert samples(rep, "done") == [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0), (3, 4.0, 4.0)]
+    assert [v for _, _, v in samples(rep, "w")] == [0, 2, 4, 6]
     row = stage(rep, "svc")
     assert (row["completed"], row["mean_wait"], row["mean_service"]) == (4, 1.0, 2.0)
     assert svc.servers == 1
@@ -303,7 +316,8 @@ PROGRAMS = [SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace(
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
-    preempted("delay", "0", "0.5").replace("stage d : delay;", "stage d : fifo(9);")]
+    preempted("delay", "0", "0.5").replace("stage d : delay;", "stage d : fifo(9);"),
+    preempted("fifo(1)", "0", "0.5").replace("run f (3);", "run d (3);")]
 
 
 @requires("0.1.3")
