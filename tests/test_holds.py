@@ -309,6 +309,19 @@ session { turn; hold m (4) { load m (3); run d (1); load m (SECOND); run d (1); 
 run { horizon 10; warmup 0; seed 1; }
 """
 
+# PREEMPTED_WHILE_WAITING with the inner hold on two pools, q and r
+PREEMPTED_WHILE_WAITING_2 = PREEMPTED_WHILE_WAITING.replace(
+    "pool q { cap 1; }", "pool q { cap 1; }\npool r { cap 5; }").replace(
+    "hold q (1) { observe got", "hold q (1), r (1) { observe got")
+
+LEASE_RELEASED = """
+pool p { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn; hold p (2) { run d (1); } lease p (5); run d (1); release p; observe u = used(p); run d (10); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -632,18 +645,20 @@ def test_a_reuse_of_the_whole_entry_leaves_no_dead_entry():
     assert row["mean_cached"] == pytest.approx(0.4, rel=1e-12)
 
 
-def test_a_session_preempted_while_it_waits_leaves_the_queue():
+@pytest.mark.parametrize("source", [PREEMPTED_WHILE_WAITING, PREEMPTED_WHILE_WAITING_2],
+                         ids=["one-pool", "two-pools"])
+def test_a_session_preempted_while_it_waits_leaves_the_queue(source):
     """§7.3 step 4 (the victim's waits are cancelled): session 1 holds 4 of
-    m and waits for q (session 2 holds it from 0 to 5). At 1 session 0's
-    growth preempts session 1: its wait for q ends (it leaves q's queue)
-    and its hold of m is re-queued; it comes back at 2 (session 0 ends)
-    and waits for q again until 5: got 5, done 6. q's mean_queue (1 +
-    3)/10 = 0.4, m's 1/10 (session 1 waiting [1, 2]). pyserq 0.1.3
-    agrees."""
-    rep = run_samples(PREEMPTED_WHILE_WAITING)
+    m and waits for q (session 2 holds it from 0 to 5); the second program
+    waits for `q (1), r (1)`, in q's queue (its first pool). At 1 session
+    0's growth preempts session 1: its wait ends (it leaves q's queue) and
+    its hold of m is re-queued; it comes back at 2 (session 0 ends) and
+    waits for q again until 5: got 5, done 6. q's mean_queue (1 + 3)/10 =
+    0.4, m's 1/10 (session 1 waiting [1, 2]). pyserq 0.1.3 agrees."""
+    rep = run_samples(source)
     assert samples(rep, "got") == [(1, 5.0, 5.0)]
     assert samples(rep, "done") == [(0, 2.0, 2.0), (2, 5.0, 5.0), (1, 6.0, 6.0)]
-    m, q = to_dict(rep)["pools"]
+    m, q = to_dict(rep)["pools"][:2]
     assert (m["mean_queue"], q["mean_queue"]) == (pytest.approx(0.1), pytest.approx(0.4))
     assert (m["preemptions"], q["admissions"]) == (1, 2)
 
@@ -678,6 +693,29 @@ def test_a_load_must_fit_the_allocation():
     assert "the hold has 4 allocated and 3 computed; a load must fit the allocation" in str(info.value)
 
 
+def test_a_lease_released_early_does_not_end_again_when_its_time_is_up():
+    """§6: a lease ends at the first of `release P` and its duration. The
+    lease of 2 units (5 time units from 1) is released at 2: used 0; its
+    expiry at 6 finds it ended and does nothing; the session runs on to
+    12. mean_used 2·2/20 = 0.2; events: the three runs and the expiry, 4
+    (pyserq 0.1.3: 4)."""
+    rep = run_samples(LEASE_RELEASED)
+    assert samples(rep, "u") == [(0, 2.0, 0.0)]
+    assert samples(rep, "done") == [(0, 12.0, 12.0)]
+    d = to_dict(rep)
+    assert (d["pools"][0]["mean_used"], d["events"]) == (pytest.approx(0.2), 4)
+
+
+def test_a_grower_program_keeps_the_fleet_index_exact():
+    """The invariant checker (`check_invariants`) compares the fleet index
+    of pools with growers or waiting holds against a full scan at every
+    event: TWO_GROWERS (two stalled growers, both granted) passes it, with
+    the report of the unchecked run."""
+    from serq.runtime.sim.simulation import Simulation
+    checked = to_dict(Simulation(serq.load(source=TWO_GROWERS), check_invariants=True).run())
+    assert checked["observes"] == run(TWO_GROWERS)["observes"]
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -707,7 +745,8 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (COVERED.replace("kv (8)", "kv (1)"), set()), (NEGATIVE_LEASE, set()),
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
             (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
-            (PREEMPTED_WHILE_WAITING, set()), (NESTED_VICTIM, set()),
+            (PREEMPTED_WHILE_WAITING, set()), (PREEMPTED_WHILE_WAITING_2, set()),
+            (LEASE_RELEASED, set()), (NESTED_VICTIM, set()),
             (LOAD_PAST.replace("SECOND", "1.000000001"), set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
