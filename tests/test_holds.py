@@ -24,7 +24,7 @@ workload { arrive batch(1); }
 session { turn;
   hold p (3) { hold p (4) { observe both = used(p); release p; observe inner = used(p); run d (1); }
                observe outer = used(p); run d (1); }
-  observe after = used(p); }
+  observe after = used(p); observe comp = computed; }
 run { horizon 10; warmup 0; seed 1; }
 """
 
@@ -345,6 +345,8 @@ def test_release_gives_back_the_innermost_hold_only():
     assert samples(rep, "inner") == [(0, 0.0, 3.0)]
     assert samples(rep, "outer") == [(0, 1.0, 3.0)]
     assert samples(rep, "after") == [(0, 2.0, 0.0)]
+    # §4.2 step 6: the scope end resets the session's `computed` to 0
+    assert samples(rep, "comp") == [(0, 2.0, 0.0)]
 
 
 def test_release_inside_a_hold_leaves_the_sessions_lease_alone():

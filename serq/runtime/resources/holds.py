@@ -124,7 +124,7 @@ class Lease:
     """An allocation that outlived its scope (`lease P (t)`, §6)."""
 
     def __init__(self, session: Any, pool: Pool, alloc: float, computed: float,
-                 cache: Optional[Fn], expires: bool = False):
+                 cache: Optional[Fn], expires: bool):
         self.session = session   # whose attributes `cache` reads
         self.owner = session     # whose lease it is (a leg's passes to its session)
         self.expires = expires
