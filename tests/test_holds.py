@@ -322,6 +322,40 @@ session { turn; hold p (2) { run d (1); } lease p (5); run d (1); release p; obs
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# session 2 keeps nothing (cache (0)) at 0.5, session 0 keeps 4 at 1; session 1 needs all 10 at 2
+NOTHING_KEPT = """
+pool kv { cap 10; evict lru; }
+stage d : delay;
+stage gate : delay;
+workload { arrive batch(3); }
+session { turn; run gate (serial == 1 ? 2 : 0);
+  branch (serial == 0) { hold kv (4) { run d (1); } cache (4); }
+  else { branch (serial == 2) { hold kv (2) { run d (0.5); } cache (0); }
+  else { hold kv (10) { run d (1); } } } }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+# session 1's units read an attribute its body changes before it is preempted
+REJECTED_ON_REQUEUE = """
+pool m { cap 10; preempt lifo; }
+stage d : delay;
+workload { arrive batch(2); init { set u = 4; } }
+session { turn;
+  branch (serial == 0) { hold m (6) { run d (1); grow m (4); run d (1); } }
+  else { hold m (u) { set u = 20; run d (5); } observe after = now; }
+  observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+# two sessions each leave a dead entry of 6
+TWO_DEAD = """
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn; hold kv (8) { run d (1); } cache (8); hold kv (10) reuse (2) { observe c = cached; run d (1); } cache (0); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 
 def run(source):
     return to_dict(serq.run(serq.load(source=source)))
@@ -718,6 +752,40 @@ def test_a_grower_program_keeps_the_fleet_index_exact():
     assert checked["observes"] == run(TWO_GROWERS)["observes"]
 
 
+def test_a_release_that_keeps_nothing_leaves_no_entry():
+    """§4.5: nothing is cached when the kept amount is 0 (no entry, not an
+    entry of 0). At 2 session 1 needs 10 of cap 10 beside session 0's 4
+    cached units: LRU evicts that one entry: evicted_entries 1; mean_cached
+    4·1/10 = 0.4. pyserq 0.1.3 agrees."""
+    row = run(NOTHING_KEPT)["pools"][0]
+    assert (row["evicted_entries"], row["evicted_units"]) == (1, 4)
+    assert row["mean_cached"] == pytest.approx(0.4, rel=1e-12)
+
+
+def test_a_preempted_hold_that_no_longer_fits_the_cap_is_rejected():
+    """§7.3 (the re-queued hold passes the join check again, §4.2 step 1):
+    session 1's units read `u`, which its body sets to 20 before session
+    0's growth preempts it at 1: 20 > cap 10 can never fit, the session is
+    rejected (rejected 1) and ends there: no `after`, done only for
+    session 0 (at 2). pyserq 0.1.3 agrees."""
+    rep = run_samples(REJECTED_ON_REQUEUE)
+    assert samples(rep, "done") == [(0, 2.0, 2.0)]
+    assert samples(rep, "after") == []
+    row = to_dict(rep)["pools"][0]
+    assert (row["rejected"], row["preemptions"]) == (1, 1)
+
+
+def test_dead_entries_of_two_sessions_are_two_entries():
+    """§4.2 step 4: each session's excess over `reuse` is a dead entry of its
+    own. Both sessions cache 8 at 1 and, at once, hold 10 with `reuse (2)`:
+    each consumes 2 (cached = 2) and leaves a dead entry of 6, so 12 units
+    stay cached over [1, 10] (the second holds keep nothing): mean_cached
+    12·9/10 = 10.8. pyserq 0.1.3 agrees."""
+    rep = run_samples(TWO_DEAD)
+    assert samples(rep, "c") == [(0, 1.0, 2.0), (1, 1.0, 2.0)]
+    assert run(TWO_DEAD)["pools"][0]["mean_cached"] == pytest.approx(10.8, rel=1e-12)
+
+
 @pytest.mark.parametrize("load, stuck", [("0.000000001", 1), ("0.000000002", 0)])
 def test_a_victim_preempted_again_without_progress_is_stuck(load, stuck):
     """§7.3 step 2, with the 1e-9 tolerance of the conventions: session 2
@@ -748,7 +816,8 @@ PROGRAMS = [(NESTED_RELEASE, {"mean_holders"}), (RELEASE_BESIDE_A_LEASE, {"mean_
             (PREEMPTING_ITERATION, set()), (TWO_LEASES, {"mean_holders"}),
             (END_INSIDE, set()), (THREE_LEASES, {"mean_holders"}), (REUSE_ALL, set()),
             (PREEMPTED_WHILE_WAITING, set()), (PREEMPTED_WHILE_WAITING_2, set()),
-            (LEASE_RELEASED, set()), (NESTED_VICTIM, set()),
+            (LEASE_RELEASED, set()), (NESTED_VICTIM, set()), (NOTHING_KEPT, set()),
+            (REJECTED_ON_REQUEUE, set()), (TWO_DEAD, set()),
             (LOAD_PAST.replace("SECOND", "1.000000001"), set())] + [
     (j, set()) for j in JOINS] + [
     (REQUEUE.replace("PREEMPT", p), set()) for p in (
