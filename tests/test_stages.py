@@ -44,7 +44,8 @@ ESTIMATES = """
 stage svc : fifo;
 stage sh : ps(2);
 workload { arrive batch(3); }
-session { turn; run svc (2); run sh (1 + serial); observe pr = price(svc, 1, 1); }
+session { turn; observe ew0 = est_wait(svc); run svc (2); run sh (1 + serial);
+  observe pr = price(svc, 1, 1); }
 run { horizon 20; warmup 0; seed 1; }
 """
 
@@ -216,6 +217,8 @@ def test_the_price_of_a_miss_from_the_online_estimates():
     0.99, Ŵ = 0.01·2 = 0.02: 1 + 0.5·3/0.02 + 0.5·0.02/0.01 = 77. At 7.5
     three: ĝ = 2, Ŵ = 0.99·0.02 + 0.01·4 = 0.0598: 1 + 75 + 2.99 = 78.99."""
     rep = run(ESTIMATES)
+    # before any completion Ŵ is 0 (no estimate yet)
+    assert [v for _, _, v in samples(rep, "ew0")] == [0.0, 0.0, 0.0]
     got = samples(rep, "pr")
     assert [(k, t) for k, t, _ in got] == [(0, 2.5), (1, 5.0), (2, 7.5)]
     assert [v for _, _, v in got] == pytest.approx([1.0, 77.0, 78.99], rel=1e-12)
