@@ -315,7 +315,27 @@ def test_a_measured_span_of_one_time_unit():
             row["request_throughput"]) == (0.5, 0.5, 1.0, 1.0)
 
 
-PROGRAMS = [SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+PS_TENTHS = """
+stage s : ps(1);
+workload { arrive batch(3); init { set w = serial == 0 ? 0.1 : serial == 1 ? 0.2 : 0.7; } }
+session { turn; run s (w); observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_processor_sharing_in_virtual_time_to_the_last_bit():
+    """§2 ps(1), works 0.1, 0.2, 0.7 at 0: done 3·0.1 = 0.3, then 0.3 +
+    2·0.1 = 0.5, then 1.0 (closed form), in floating point as the
+    reference computes them: virtual time starts at 0, so the first is
+    0.1·3 = 0.30000000000000004, and the mean is exactly 0.6 (pyserq 0.1.3,
+    seed 1: mean 0.6; a virtual time started elsewhere rounds the tags
+    differently and gives 0.6000000000000001)."""
+    rep = run(PS_TENTHS)
+    assert [v for _, _, v in samples(rep, "done")] == [0.1 * 3, 0.5, 1.0]
+    assert rep.observes["done"].mean == 0.6
+
+
+PROGRAMS = [PS_TENTHS, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
