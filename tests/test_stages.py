@@ -111,6 +111,8 @@ def test_fifo_with_two_servers():
     assert row["mean_number"] == pytest.approx(0.55, rel=1e-12)
     assert row["utilization"] == pytest.approx(0.325, rel=1e-12)
     assert row["throughput"] == pytest.approx(0.2, rel=1e-12)
+    # events: the four completions at f and the three at g (pyserq 0.1.3: 7)
+    assert to_dict(rep)["events"] == 7
 
 
 def test_stage_statistics_start_at_the_warmup():
@@ -333,6 +335,7 @@ def test_processor_sharing_in_virtual_time_to_the_last_bit():
     rep = run(PS_TENTHS)
     assert [v for _, _, v in samples(rep, "done")] == [0.1 * 3, 0.5, 1.0]
     assert rep.observes["done"].mean == 0.6
+    assert to_dict(rep)["events"] == 3  # the three completions (pyserq 0.1.3: 3)
 
 
 PROGRAMS = [PS_TENTHS, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
