@@ -319,26 +319,56 @@ def test_a_measured_span_of_one_time_unit():
 
 PS_TENTHS = """
 stage s : ps(1);
+stage gate : delay;
 workload { arrive batch(3); init { set w = serial == 0 ? 0.1 : serial == 1 ? 0.2 : 0.7; } }
-session { turn; run s (w); observe done = now; }
+session { turn; run gate (START); run s (w); observe done = now; }
 run { horizon 10; warmup 0; seed 1; }
 """
 
 
-def test_processor_sharing_in_virtual_time_to_the_last_bit():
-    """§2 ps(1), works 0.1, 0.2, 0.7 at 0: done 3·0.1 = 0.3, then 0.3 +
-    2·0.1 = 0.5, then 1.0 (closed form), in floating point as the
-    reference computes them: virtual time starts at 0, so the first is
-    0.1·3 = 0.30000000000000004, and the mean is exactly 0.6 (pyserq 0.1.3,
-    seed 1: mean 0.6; a virtual time started elsewhere rounds the tags
-    differently and gives 0.6000000000000001)."""
-    rep = run(PS_TENTHS)
-    assert [v for _, _, v in samples(rep, "done")] == [0.1 * 3, 0.5, 1.0]
-    assert rep.observes["done"].mean == 0.6
-    assert to_dict(rep)["events"] == 3  # the three completions (pyserq 0.1.3: 3)
+@pytest.mark.parametrize("start, done, mean, events", [
+    ("0", [0.1 * 3, 0.5, 1.0], 0.6, 3), ("1", [1.3, 1.5, 2.0], 1.5999999999999999, 8)])
+def test_processor_sharing_in_virtual_time_to_the_last_bit(start, done, mean, events):
+    """§2 ps(1), works 0.1, 0.2, 0.7 from `start`: done start + 3·0.1,
+    start + 0.5, start + 1 (closed form), in floating point as the
+    reference computes them: virtual time starts at 0 and advances only
+    while jobs are present, so from 0 the first is 0.1·3 =
+    0.30000000000000004 and the mean exactly 0.6, and from 1 the mean is
+    1.5999999999999999 (pyserq 0.1.3, seed 1, both means; a virtual time
+    started or advanced elsewhere rounds the tags differently: 0.6000000000000001,
+    1.6)."""
+    rep = run(PS_TENTHS.replace("START", start))
+    assert [v for _, _, v in samples(rep, "done")] == done
+    assert rep.observes["done"].mean == mean
+    # events (pyserq 0.1.3: 3 and 8): from 0, the three completions; from 1
+    # also the three gate runs and two completion entries a later arrival
+    # made obsolete
+    assert to_dict(rep)["events"] == events
 
 
-PROGRAMS = [PS_TENTHS, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+SPACED = """
+stage svc : fifo;
+stage gate : delay;
+workload { arrive batch(3); }
+session { turn; run gate (serial * 0.5); run svc (0.25);
+  observe el = est_lambda(svc); observe er = est_rho(svc); observe ew = est_wait(svc); }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_estimates_below_the_cap():
+    """Part 01 §4.3 with ρ̂ below its cap 0.99: works 0.25 starting at 0,
+    0.5, 1 (no waits), each session reading the estimates after its own
+    completion. After one completion λ̂ = ρ̂ = 0; after two ĝ = 0.5 (the
+    first gap), λ̂ = 2, ŝ = 0.25, ρ̂ = 0.5; after three ĝ = 0.99·0.5 +
+    0.01·0.5 = 0.5: the same. Ŵ stays 0."""
+    rep = run(SPACED)
+    assert [v for _, _, v in samples(rep, "el")] == pytest.approx([0.0, 2.0, 2.0], rel=1e-12)
+    assert [v for _, _, v in samples(rep, "er")] == pytest.approx([0.0, 0.5, 0.5], rel=1e-12)
+    assert [v for _, _, v in samples(rep, "ew")] == [0.0, 0.0, 0.0]
+
+
+PROGRAMS = [PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
