@@ -341,8 +341,8 @@ def test_processor_sharing_in_virtual_time_to_the_last_bit(start, done, mean, ev
     assert [v for _, _, v in samples(rep, "done")] == done
     assert rep.observes["done"].mean == mean
     # events (pyserq 0.1.3: 3 and 8): from 0, the three completions; from 1
-    # also the three gate runs and two completion entries a later arrival
-    # made obsolete
+    # also the three gate runs and two completion entries that a
+    # re-evaluation of the shared rate made obsolete
     assert to_dict(rep)["events"] == events
 
 
