@@ -368,6 +368,24 @@ def test_estimates_below_the_cap():
     assert [v for _, _, v in samples(rep, "ew")] == [0.0, 0.0, 0.0]
 
 
+INDEXED = """
+stage f[2] : fifo;
+stage d : delay;
+workload { arrive batch(2); }
+session { turn; run f[serial] (1); run d (1); }
+run { horizon 5; warmup 0; seed 1; }
+"""
+
+
+def test_a_stage_member_is_labelled_by_its_index():
+    """Part 06 §10 (text report): a member of a stage array is `name[index]`,
+    a plain stage its name: rows f[0], f[1], d, each its own statistics."""
+    rep = run(INDEXED)
+    assert [st.label for st in rep.stages] == ["f[0]", "f[1]", "d"]
+    assert [line.split()[0] for line in rep.text().splitlines()
+            if line.startswith(("f[", "d "))] == ["f[0]", "f[1]", "d"]
+
+
 PROGRAMS = [PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
