@@ -45,7 +45,7 @@ stage svc : fifo;
 stage sh : ps(2);
 workload { arrive batch(3); }
 session { turn; observe ew0 = est_wait(svc); run svc (2); run sh (1 + serial);
-  observe pr = price(svc, 1, 1); }
+  observe pr = price(svc, 1, 1); observe pr2 = price(svc, 2, 0.5); }
 run { horizon 20; warmup 0; seed 1; }
 """
 
@@ -224,6 +224,9 @@ def test_the_price_of_a_miss_from_the_online_estimates():
     got = samples(rep, "pr")
     assert [(k, t) for k, t, _ in got] == [(0, 2.5), (1, 5.0), (2, 7.5)]
     assert [v for _, _, v in got] == pytest.approx([1.0, 77.0, 78.99], rel=1e-12)
+    # price(svc, 2, 0.5): s_m = 2.5; 0.5, then 0.5 + 0.5·(6.25 - 4)/0.02 +
+    # 0.5·0.02·0.5/0.01 = 57.25, then 0.5 + 56.25 + 0.5·0.0598·0.5/0.01 = 58.245
+    assert [v for _, _, v in samples(rep, "pr2")] == pytest.approx([0.5, 57.25, 58.245], rel=1e-12)
 
 
 def test_a_shared_server_of_no_capacity_serves_nobody():
@@ -346,11 +349,35 @@ def test_processor_sharing_in_virtual_time_to_the_last_bit(start, done, mean, ev
     assert to_dict(rep)["events"] == events
 
 
+# a job of 0.5 alone at 0, the stage empty over [0.5, 1], then PS_TENTHS's three at 1
+PS_IDLE = """
+stage s : ps(1);
+stage gate : delay;
+workload { arrive batch(4); init { set w = serial == 0 ? 0.1 : serial == 1 ? 0.2 : serial == 2 ? 0.7 : 0.5; } }
+session { turn; run gate (serial == 3 ? 0 : 1); run s (w); observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_virtual_time_stands_still_while_the_shared_server_is_empty():
+    """§2: virtual time advances at φ/n only while jobs are present: after
+    the first job leaves at 0.5 it stands still until the three arrive at
+    1, which then finish at 1.3, 1.5, 2.0 (closed form) -- in floating
+    point 1.2999999999999998, 1.4999999999999998, 1.9999999999999998,
+    mean 1.3249999999999997, as pyserq 0.1.3 computes them (seed 1: mean
+    1.3249999999999997, p99 1.9999999999999998); a virtual time that ran
+    on while empty rounds them to 1.3000000000000003, 1.5, 2.0."""
+    rep = run(PS_IDLE)
+    assert [v for _, _, v in samples(rep, "done")] == [
+        0.5, 1.2999999999999998, 1.4999999999999998, 1.9999999999999998]
+    assert rep.observes["done"].mean == 1.3249999999999997
+
+
 SPACED = """
 stage svc : fifo;
 stage gate : delay;
 workload { arrive batch(3); }
-session { turn; run gate (serial * 0.5); run svc (0.25);
+session { turn; run gate (serial); run svc (0.25);
   observe el = est_lambda(svc); observe er = est_rho(svc); observe ew = est_wait(svc); }
 run { horizon 10; warmup 0; seed 1; }
 """
@@ -358,13 +385,13 @@ run { horizon 10; warmup 0; seed 1; }
 
 def test_estimates_below_the_cap():
     """Part 01 §4.3 with ρ̂ below its cap 0.99: works 0.25 starting at 0,
-    0.5, 1 (no waits), each session reading the estimates after its own
-    completion. After one completion λ̂ = ρ̂ = 0; after two ĝ = 0.5 (the
-    first gap), λ̂ = 2, ŝ = 0.25, ρ̂ = 0.5; after three ĝ = 0.99·0.5 +
-    0.01·0.5 = 0.5: the same. Ŵ stays 0."""
+    1, 2 (no waits), each session reading the estimates after its own
+    completion. After one completion λ̂ = ρ̂ = 0; after two ĝ = 1 (the
+    first gap), λ̂ = 1, ŝ = 0.25, ρ̂ = 0.25; after three ĝ = 0.99·1 +
+    0.01·1 = 1: the same. Ŵ stays 0."""
     rep = run(SPACED)
-    assert [v for _, _, v in samples(rep, "el")] == pytest.approx([0.0, 2.0, 2.0], rel=1e-12)
-    assert [v for _, _, v in samples(rep, "er")] == pytest.approx([0.0, 0.5, 0.5], rel=1e-12)
+    assert [v for _, _, v in samples(rep, "el")] == pytest.approx([0.0, 1.0, 1.0], rel=1e-12)
+    assert [v for _, _, v in samples(rep, "er")] == pytest.approx([0.0, 0.25, 0.25], rel=1e-12)
     assert [v for _, _, v in samples(rep, "ew")] == [0.0, 0.0, 0.0]
 
 
@@ -388,7 +415,7 @@ def test_a_stage_member_is_labelled_by_its_index():
         "f[0]", "f[1]", "d"]
 
 
-PROGRAMS = [PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+PROGRAMS = [PS_IDLE, PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
