@@ -66,7 +66,7 @@ run { horizon 10; warmup 0; seed 1; }
 
 SERVERS = """
 stage svc : fifo(1);
-workload { arrive batch(4); }
+workload { arrive batch(5); }
 session { turn; observe w = work(svc); run svc (2); observe done = now; }
 run { horizon 10; warmup 0; seed 1; }
 """
@@ -265,12 +265,13 @@ def test_a_spills_link_job_belongs_to_no_request():
 
 def test_more_fifo_servers_start_waiting_jobs_at_once_and_fewer_stop_none():
     """§1 fifo(c) with a process's change (`serq.build`, StageHandle.servers):
-    four jobs of 2 at 0 on fifo(1): job 0 [0, 2]. At 1 the servers become
+    five jobs of 2 at 0 on fifo(1): job 0 [0, 2]. At 1 the servers become
     3: jobs 1 and 2 start at once ([1, 3]); job 3 takes the server job 0
-    frees at 2 ([2, 4]). At 2.5 they become 1: nothing in service stops
-    (the three in service run on). done 2, 3, 3, 4; mean_wait (0 + 1 + 1 +
-    2)/4 = 1. work(svc) before each run (§2: the work of the waiting jobs
-    plus what remains in service): 0, 2, 4, 6."""
+    frees at 2 ([2, 4]). At 2.5 they become 1: nothing in service stops,
+    and job 4 waits until fewer than 1 job is in service: after job 3 at
+    4 ([4, 6]), not when 1 and 2 leave at 3. done 2, 3, 3, 4, 6; mean_wait
+    (0 + 1 + 1 + 2 + 4)/5 = 1.6. work(svc) before each run (§2: the work of
+    the waiting jobs plus what remains in service): 0, 2, 4, 6, 8."""
     model = serq.build(serq.load(source=SERVERS))
     svc = model.stage("svc")
 
@@ -282,10 +283,11 @@ def test_more_fifo_servers_start_waiting_jobs_at_once_and_fewer_stop_none():
 
     model.process(scale(model.env))
     rep = model.run()
-    assert samples(rep, "done") == [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0), (3, 4.0, 4.0)]
-    assert [v for _, _, v in samples(rep, "w")] == [0, 2, 4, 6]
+    assert samples(rep, "done") == [(0, 2.0, 2.0), (1, 3.0, 3.0), (2, 3.0, 3.0), (3, 4.0, 4.0),
+                                    (4, 6.0, 6.0)]
+    assert [v for _, _, v in samples(rep, "w")] == [0, 2, 4, 6, 8]
     row = stage(rep, "svc")
-    assert (row["completed"], row["mean_wait"], row["mean_service"]) == (4, 1.0, 2.0)
+    assert (row["completed"], row["mean_wait"], row["mean_service"]) == (5, 1.6, 2.0)
     assert svc.servers == 1
 
 
@@ -373,6 +375,24 @@ def test_virtual_time_stands_still_while_the_shared_server_is_empty():
     assert rep.observes["done"].mean == 1.3249999999999997
 
 
+PS_WORK = """
+stage s : ps(1);
+stage gate : delay;
+workload { arrive batch(2); }
+session { turn; run gate (serial * 0.5); observe w = work(s); run s (1); observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
+
+def test_the_work_left_at_a_shared_server():
+    """§2 `work(S)` of ps: the remaining work of the jobs present. Session
+    0's job of 1 runs alone from 0; at 0.5 session 1 reads 1 - 0.5 = 0.5
+    left, then joins: each at rate 1/2, 0 ends at 1.5, 1 at 2."""
+    rep = run(PS_WORK)
+    assert samples(rep, "w") == [(0, 0.0, 0.0), (1, 0.5, 0.5)]
+    assert [t for _, t, _ in samples(rep, "done")] == [1.5, 2.0]
+
+
 SPACED = """
 stage svc : fifo;
 stage gate : delay;
@@ -415,7 +435,7 @@ def test_a_stage_member_is_labelled_by_its_index():
         "f[0]", "f[1]", "d"]
 
 
-PROGRAMS = [PS_IDLE, PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
+PROGRAMS = [PS_IDLE, PS_WORK, PS_TENTHS.replace("START", "0"), PS_TENTHS.replace("START", "1"), SPACED, SHORT, SIMULTANEOUS, NO_CAPACITY_ALONE, TWO_REQUESTS, FIFO2.replace("WARMUP", "0"),
             FIFO2.replace("WARMUP", "2"), FIFO2.replace("WARMUP", "2.5"), ESTIMATES] + [
     preempted(kind, a, b) for kind, a, b in (("fifo(1)", "0", "0.5"), ("fifo(1)", "0.5", "0"),
                                              ("ps(1)", "0", "0.5"))] + [
