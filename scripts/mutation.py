@@ -58,7 +58,8 @@ class Target:
 #: coverage reaches it, narrowed to what runs in seconds.
 MODULES: dict[str, Target] = {
     "summary": Target("serq/stats/summary.py",
-                      ("tests/test_summary_exact.py", "tests/test_p06_statistics.py")),
+                      ("tests/test_summary_exact.py", "tests/test_p06_statistics.py",
+                       "tests/test_serving_metrics.py")),
     "numbers": Target("serq/report/numbers.py",
                       ("tests/test_numbers_format.py", "tests/test_p06_statistics.py")),
     "warmup": Target("serq/study/warmup.py",
