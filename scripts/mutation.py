@@ -47,6 +47,9 @@ class Target:
 
     path: str
     tests: tuple[str, ...]
+    #: node-id prefixes of tests left out (`--deselect`): slow ones that
+    #: exercise the module no more than the tests kept
+    deselect: tuple[str, ...] = ()
     #: seconds a mutant's test run may take before it counts as killed (a hang)
     timeout: float = 120.0
 
@@ -55,7 +58,8 @@ class Target:
 #: coverage reaches it, narrowed to what runs in seconds.
 MODULES: dict[str, Target] = {
     "summary": Target("serq/stats/summary.py",
-                      ("tests/test_summary_exact.py", "tests/test_p06_statistics.py")),
+                      ("tests/test_summary_exact.py", "tests/test_p06_statistics.py",
+                       "tests/test_serving_metrics.py")),
     "numbers": Target("serq/report/numbers.py",
                       ("tests/test_numbers_format.py", "tests/test_p06_statistics.py")),
     "warmup": Target("serq/study/warmup.py",
@@ -65,11 +69,16 @@ MODULES: dict[str, Target] = {
                     ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
                      "tests/test_pool_overhang.py")),
     "holds": Target("serq/runtime/resources/holds.py",
-                    ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
-                     "tests/test_pool_overhang.py", "tests/test_fork_join.py")),
+                    ("tests/test_holds.py", "tests/test_pool_edges.py",
+                     "tests/test_p03_examples.py", "tests/test_pool_overhang.py",
+                     "tests/test_fork_join.py"),
+                    deselect=("tests/test_p03_examples.py::test_p06_",
+                              "tests/test_fork_join.py::test_parallel_tools",
+                              "tests/test_fork_join.py::test_push_example")),
     "stages": Target("serq/runtime/resources/stages.py",
-                     ("tests/test_p04_stages.py", "tests/test_p02_examples.py",
-                      "tests/test_queueing_theory.py")),
+                     ("tests/test_stages.py", "tests/test_p04_stages.py",
+                      "tests/test_p02_examples.py", "tests/test_p01_examples.py",
+                      "tests/test_differential_settle.py::test_ps_jobs_that_finish_as_an_iteration_ends")),
     "planning": Target("serq/runtime/resources/engine.py",
                        ("tests/test_p04_engine.py", "tests/test_p06_engine_reports.py")),
     "streams": Target("serq/runtime/random/rng.py",
@@ -119,7 +128,7 @@ def _equivalents(path: str) -> list[dict]:
 
 
 def _config(target: Target) -> str:
-    tests = " ".join(target.tests)
+    tests = " ".join(target.tests + tuple(f"--deselect {d}" for d in target.deselect))
     command = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly {tests}"
     return (f'[cosmic-ray]\nmodule-path = "{target.path}"\ntimeout = {target.timeout}\n'
             f'excluded-modules = []\ntest-command = "{command}"\n\n'

@@ -35,6 +35,11 @@ def test_every_module_and_test_exists(mutation):
             if "::" in test:
                 with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
                     assert f"def {test.split('::')[-1]}(" in fh.read(), (name, test)
+        for prefix in target.deselect:
+            path, _, function = prefix.partition("::")
+            assert function, (name, prefix)  # a test file left out whole is simply not listed
+            with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+                assert f"def {function}" in fh.read(), (name, prefix)
 
 
 def test_listed_equivalents_are_current(mutation):

@@ -80,14 +80,12 @@ class HoldFrame:
         self.req = [0.0] * n
         self.need = [0.0] * n
         self.units = [0.0] * n
-        self.tried = False  # an admission has read `need` (not only the join check)
         self.grown = False
         self.admitted = False
         self.rejected = False
         self.front = False
         self.enq_time = 0.0
         self.enq_seq = 0
-        self.adm_seq = 0
         self.event: Optional[WaitEvent] = None
 
     def cancel(self) -> None:
@@ -127,7 +125,7 @@ class Lease:
     """An allocation that outlived its scope (`lease P (t)`, §6)."""
 
     def __init__(self, session: Any, pool: Pool, alloc: float, computed: float,
-                 cache: Optional[Fn], expires: bool = False):
+                 cache: Optional[Fn], expires: bool):
         self.session = session   # whose attributes `cache` reads
         self.owner = session     # whose lease it is (a leg's passes to its session)
         self.expires = expires
@@ -206,14 +204,16 @@ class HoldManager:
 
     def _rejects(self, frame: HoldFrame) -> bool:
         """The join check: an amount that reads no deployment state and
-        needs more than the cap can never fit (Part 03 §4.2 step 1)."""
+        needs more than the cap can never fit (Part 03 §4.2 step 1). More by
+        any amount: pyserq 0.1.3 rejects 10.0000000009 units on cap 10 (no
+        tolerance here, unlike the fit rule; tests/test_holds.py)."""
         self._evaluate(frame)
         spec = frame.spec
         s = frame.session
         for k, p in enumerate(frame.pools):
             units_static, reserve_static = spec.static[k]
-            if (units_static and p.ru(frame.units[k]) > p.cap + TOL) or (
-                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap + TOL):
+            if (units_static and p.ru(frame.units[k]) > p.cap) or (
+                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap):
                 p.rejected += 1
                 return True
         return False
@@ -245,7 +245,6 @@ class HoldManager:
         session runs at once until it blocks (Part 04 §7 step 5)."""
         frame = pool.select_candidate()
         self._evaluate(frame)
-        frame.tried = True
         need = frame.need
         k = 0
         for p in frame.pools:  # every pool has room (the first that has not stops)
@@ -258,7 +257,7 @@ class HoldManager:
         self._admit(frame, inline=inline)
         return True
 
-    def _admit(self, frame: HoldFrame, inline: bool = False) -> None:
+    def _admit(self, frame: HoldFrame, inline: bool) -> None:
         s = frame.session
         spec = frame.spec
         now = self.env.now
@@ -294,7 +293,7 @@ class HoldManager:
             first.wait_sum += now - frame.enq_time
             first.wait_count += 1
         self.adm_seq += 1
-        frame.adm_seq = s.adm_seq = self.adm_seq
+        s.adm_seq = self.adm_seq
         frame.admitted = True
         frame.front = False
         frame.grown = False
@@ -504,14 +503,15 @@ class HoldManager:
             g = pool.growers[0]
             k = g.frame.pools.index(pool)
             a = g.frame.alloc[k]
+            # (> 0: a growth stalls only with a need > 0, and its allocation
+            # cannot change while it stalls)
             need = pool.ru(a + g.amount) - a
-            if need > 0 and not pool.has_room(need, g.frame):
+            if not pool.has_room(need, g.frame):
                 return
             pool.growers.popleft()
             if not pool.growers:
                 self.fleet.pool_changed(pool)
-            if need > 0:
-                self._allocate(g.frame, k, pool, need)
+            self._allocate(g.frame, k, pool, need)
             if g.job is not None:
                 g.job.stall = None
                 g.job.stage.own_stamp += 1  # its resident may be served again

@@ -185,14 +185,15 @@ class Legs:
 
 def _holders_in_the_way(frame: Any) -> list[Any]:
     """The holders a waiting hold waits for: those of every pool its units
-    (or its reservation, once an admission has read it) do not fit now. None when it fits every pool (it
-    waits for the queue's order only), or when a pool it does not fit has no
-    holder or a lease that expires: an event will free it (pyserq 0.1.3 and
-    0.1.4, generator seed 3749; issue 22)."""
+    do not fit now (its reservation does not count, even once an admission
+    has read it: pyserq 0.1.3 runs `hold p0 (1) reserve (2)` beside a lease
+    of 5 of 6 on to the horizon, tests/test_holds.py). None when it fits
+    every pool (it waits for the queue's order only), or when a pool it does
+    not fit has no holder or a lease that expires: an event will free it
+    (pyserq 0.1.3 and 0.1.4, generator seed 3749; issue 22)."""
     holders: list[Any] = []
     for k, p in enumerate(frame.pools):
-        need = frame.need[k] if frame.tried else 0.0  # as an admission last read it
-        units = p.ru(max(need, frame.units[k]))
+        units = p.ru(frame.units[k])
         if p.used + p.reserved() + units <= p.cap + TOL:
             continue
         if any(lease.expires for lease in p.leases):
