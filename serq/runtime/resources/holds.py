@@ -204,16 +204,17 @@ class HoldManager:
 
     def _rejects(self, frame: HoldFrame) -> bool:
         """The join check: an amount that reads no deployment state and
-        needs more than the cap can never fit (Part 03 §4.2 step 1). More by
-        any amount: pyserq 0.1.3 rejects 10.0000000009 units on cap 10 (no
-        tolerance here, unlike the fit rule; tests/test_holds.py)."""
+        needs more than the cap can never fit (Part 03 §4.2 step 1), with
+        the tolerance of every comparison against a capacity: more than
+        cap + 1e-9 (pyserq 0.1.3 refuses anything above the cap here: a
+        departure, docs/departures.md)."""
         self._evaluate(frame)
         spec = frame.spec
         s = frame.session
         for k, p in enumerate(frame.pools):
             units_static, reserve_static = spec.static[k]
-            if (units_static and p.ru(frame.units[k]) > p.cap) or (
-                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap):
+            if (units_static and p.ru(frame.units[k]) > p.cap + TOL) or (
+                    reserve_static and p.ru(spec.reserve[k](s)) > p.cap + TOL):
                 p.rejected += 1
                 return True
         return False
