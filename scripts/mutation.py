@@ -82,7 +82,8 @@ MODULES: dict[str, Target] = {
     "planning": Target("serq/runtime/resources/engine.py",
                        ("tests/test_p04_engine.py", "tests/test_p06_engine_reports.py")),
     "streams": Target("serq/runtime/random/rng.py",
-                      ("tests/test_p07_random.py", "tests/test_p07_programs.py")),
+                      ("tests/test_p07_random.py", "tests/test_p07_stream_buffers.py",
+                       "tests/test_p07_programs.py")),
     "store": Target("serq/study/store.py", ("tests/test_store.py",)),
 }
 
