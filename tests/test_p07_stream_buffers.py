@@ -114,6 +114,7 @@ def test_factory_batches_only_serials_that_follow():
     f(6)                                  # 6 follows 5: serials 0 .. 1023
     assert (f.base, len(f.seeds)) == (0, 1024)
     assert f.seeds[6] == derive(7, 6, 0, 2)
+    assert f(0)._flt is not None          # the batch's first serial comes from it too
     f(1024)                               # outside the batch, not following 6
     assert (f.base, len(f.seeds)) == (0, 1024)
     f(1025)                               # follows 1024: the next batch
