@@ -207,6 +207,7 @@ def test_randomgen_loads_and_gives_the_reference_words(monkeypatch):
     monkeypatch.setattr(rng, "_rg_missing", False)
     fetches = rng.load_randomgen()
     assert fetches is not None and rng._RG is fetches
+    assert rng.load_randomgen() is fetches  # imported once
     key = key_words(42)
     for block, n in ((0, 8), (3, 16), (1, 1024), (0, 8)):
         words = chacha12_u64(key, block, n)
@@ -218,11 +219,15 @@ def test_randomgen_import_failure_is_remembered(monkeypatch):
     monkeypatch.setattr(rng, "_RG", None)
     monkeypatch.setattr(rng, "_rg_missing", False)
 
+    tries = []
+
     def broken():
+        tries.append(1)
         raise ImportError("built for another numpy")
     monkeypatch.setattr(rng, "_randomgen_fetches", broken)
     assert rng.load_randomgen() is None
     assert rng._rg_missing is True
+    assert rng.load_randomgen() is None and len(tries) == 1  # not tried again
 
 
 def test_have_randomgen_says_whether_it_is_installed():
@@ -244,6 +249,29 @@ def test_long_reads_across_buffer_refills(pure):
     assert [n for _, n in sizes] == [8, 16, 32, 64, 128, 256, 512] + [1024] * 4  # 2040 + 3072 > 5000
     s = Stream(42, pure=pure)
     assert [s.uniform() for _ in range(5000)] == [(w >> 11) * 2.0**-53 for w in words]
+
+
+def buffer_sizes(s: Stream, words: int) -> list[int]:
+    """The size of each buffer a stream reads `words` u64 words from."""
+    sizes, base = [], None
+    for _ in range(words):
+        s.next_u64()
+        if s._base != base:
+            base = s._base
+            sizes.append(s._n)
+    return sizes
+
+
+def test_primed_streams_grow_their_buffers_from_one_block():
+    # A stream given its block 0 (a batched session stream, or `first=`)
+    # goes on with buffers of 16, 32, ... words, as if it had read block 0.
+    f = SessionStreams(3, 0, 1)
+    f(0)
+    primed = f(1)                         # from the batch
+    key = key_words(5)
+    given = Stream(5, key=key, first=list(first_block_uniforms(np.array([key], np.uint64))))
+    for s in (primed, given):
+        assert buffer_sizes(s, 8 + 16 + 32 + 64 + 1) == [8, 16, 32, 64, 128]
 
 
 def test_a_pending_high_half_of_zero_is_still_pending():
