@@ -296,3 +296,27 @@ def test_stream_keyword_arguments():
     assert s._src is rng._FAST            # the fast sources unless pure=True
     with pytest.raises(TypeError):
         Stream(1, True)                   # pure, key and first are keyword-only
+
+
+class Scripted(Stream):
+    """A stream whose 32-bit words are given (for §2.5's edge cases)."""
+
+    def __init__(self, words: list[int]) -> None:
+        super().__init__(0)
+        self.words = list(words)
+
+    def next_u32(self) -> int:
+        return self.words.pop(0)
+
+
+def test_below_carries_only_when_the_sum_passes_32_bits():
+    # §2.5 (Canon): with m = w1·n, hi = m >> 32 goes up by one iff
+    # lo = m mod 2**32 > 2**32 - n and lo + (w2·n >> 32) >= 2**32.
+    n = 3
+    w1 = (2**32 - 2) * pow(3, -1, 2**32) % 2**32   # w1·3 = 2**32 - 2 (mod 2**32)
+    hi = w1 * n >> 32
+    assert (w1 * n) & M32 == M32 - 1
+    # w2 = 2**31: w2·3 >> 32 = 1, lo + 1 = 2**32 - 1: no carry
+    assert Scripted([w1, 2**31]).below(n) == hi
+    # w2 = 2**31 + 2**30: w2·3 >> 32 = 2, lo + 2 = 2**32: carry
+    assert Scripted([w1, 2**31 + 2**30]).below(n) == hi + 1
