@@ -175,6 +175,10 @@ def test_first_fetches_skip_randomgen(monkeypatch):
     sources = [rng._source(64) for _ in range(14)]
     assert sources[:12] == [rng._NUMPY] * 12
     assert sources[12] is sentinel and loads[0] == pytest.approx(12 * 350e-6 + 455e-6)
+    # a fetch that brings the estimate exactly to 5 ms is still within it
+    monkeypatch.setattr(rng, "_spent", 5e-3 - 350e-6)
+    assert rng._spent + 350e-6 == 5e-3     # exact in binary64
+    assert rng._source(64) is rng._NUMPY
     # randomgen missing: the pure and numpy sources go on
     monkeypatch.setattr(rng, "_rg_missing", True)
     assert rng._source(64) is rng._NUMPY
@@ -320,3 +324,18 @@ def test_below_carries_only_when_the_sum_passes_32_bits():
     assert Scripted([w1, 2**31]).below(n) == hi
     # w2 = 2**31 + 2**30: w2·3 >> 32 = 2, lo + 2 = 2**32: carry
     assert Scripted([w1, 2**31 + 2**30]).below(n) == hi + 1
+    # lo = 2**32 - n exactly (w1 = 2**32 - 1): no carry is possible and the
+    # second word is not read (§2.5 reads it only when lo > 2**32 - n)
+    s = Scripted([2**32 - 1, 7])
+    assert s.below(n) == (2**32 - 1) * n >> 32
+    assert s.words == [7]
+
+
+def test_a_word_read_then_uniforms_go_back_to_the_fast_path():
+    # `uniform()` pops doubles from an attached iterator (Stream docstring):
+    # after a u64 word read (no pending half) the next uniform re-attaches it.
+    s, w = Stream(3), Words(3)
+    assert s.next_u64() == w.next_u64()
+    assert s.uniform() == w.uniform()
+    assert s._it is not rng._EMPTY
+    assert [s.uniform() for _ in range(20)] == [w.uniform() for _ in range(20)]
