@@ -461,6 +461,33 @@ def assert_reports_match(actual: Mapping[str, Any], expected: Mapping[str, Any],
     )
 
 
+def assert_fields_match(ours: Mapping[str, Any], ref: Mapping[str, Any], table: str,
+                        skip: Iterable[str] = ()) -> None:
+    """``assert`` that every observation's count, mean, min and max and
+    every field the reference reports of each row of ``table`` (``pools``,
+    ``stages``) agree, numbers to a relative 1e-12 (deterministic
+    programs): the small hand-derived programs' check against pyserq.
+    Fields named in ``skip`` are left out of the rows."""
+    import pytest  # (only tests call this)
+
+    skipped = set(skip)
+    assert ours["observes"].keys() == ref["observes"].keys()
+    for name, theirs in ref["observes"].items():
+        mine = ours["observes"][name]
+        for key in ("count", "mean", "min", "max"):
+            if theirs.get(key) is None:
+                assert mine.get(key) is None, (name, key)
+            else:
+                assert mine[key] == pytest.approx(theirs[key], rel=1e-12, abs=0), (name, key)
+    for mine, theirs in zip(ours[table], ref[table]):
+        for key, value in theirs.items():
+            if key in skipped:
+                continue
+            if isinstance(value, float):
+                value = pytest.approx(value, rel=1e-12, abs=0)
+            assert mine[key] == value, (mine.get("name"), key)
+
+
 def _sample_close(a: Any, b: Any) -> bool:
     """A sample value or time against the reference's (null: non-finite)."""
     if b is None:

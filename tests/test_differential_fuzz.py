@@ -28,6 +28,7 @@ from differential_fuzz import (CASES, DEPARTURES, Campaign, campaign, classify, 
                                spill_tier_unchecked, stalled_prefills_hold_decodes, Outcome)
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 from program_gen import KINDS, generate, kinds
+from test_p03_examples import P7  # spec Part 03 §12 example P-7
 
 # ------------------------------------------------------------ issue 22, program 1
 
@@ -558,25 +559,7 @@ def test_an_iteration_end_and_a_ps_completion_against_0_1_3(source):
 
 # the departure of a spill tier kept within its cap (docs/departures.md):
 # Part 03 §12's P-7 with a 4-unit tier
-SPILL_SMALL_TIER = """\
-pool kv { cap 10; block 2; evict lru; spill host via link (size * 0.5) when (size >= 2); }
-pool host { cap 4; }
-stage link : fifo(1);
-stage svc : delay;
-workload { arrive batch(2); session { request; } }
-server {
-  branch (serial == 0) {
-    hold kv (6) { run svc (1); } cache (6);
-    run svc (5);
-    observe in_kv = cachedin(kv);
-    observe in_host = cachedin(host);
-  } else {
-    run svc (2);
-    hold kv (9) { run svc (1); }
-  }
-}
-run { horizon 30; }
-"""
+SPILL_SMALL_TIER = P7.replace("HOSTCAP", "4") + "run { horizon 30; }\n"
 
 
 def test_a_spill_tier_is_kept_within_its_cap():

@@ -13,7 +13,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
-from oracle import requires, run_reference
+from oracle import assert_fields_match, requires, run_reference
 
 FIFO2 = """
 stage f : fifo(2);
@@ -449,18 +449,4 @@ PROGRAMS = [PS_IDLE, PS_WORK, PS_TENTHS.replace("START", "0"), PS_TENTHS.replace
 def test_stages_programs_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's
     count, mean, min and max, and every stage field the reference reports."""
-    ours = to_dict(run(source))
-    ref = run_reference(source, version="0.1.3")
-    assert ours["observes"].keys() == ref["observes"].keys()
-    for name, theirs in ref["observes"].items():
-        mine = ours["observes"][name]
-        for key in ("count", "mean", "min", "max"):
-            if theirs.get(key) is None:
-                assert mine.get(key) is None, (name, key)
-            else:
-                assert mine[key] == pytest.approx(theirs[key], rel=1e-12, abs=0), (name, key)
-    for mine, theirs in zip(ours["stages"], ref["stages"]):
-        for key, value in theirs.items():
-            if isinstance(value, float):
-                value = pytest.approx(value, rel=1e-12, abs=0)
-            assert mine[key] == value, (mine["name"], key)
+    assert_fields_match(to_dict(run(source)), run_reference(source, version="0.1.3"), "stages")

@@ -202,40 +202,12 @@ def _other_at(q: list, by_end: dict, t: float) -> bool:
 def _take(q: list, by_end: dict, heap: list) -> float:
     """Take the calendar's first entry `q[0]` into the loop's `heap` when it
     is an engine's end whose plan goes on plainly (INF), else leave it and
-    return its time (nothing passes it).
-
-    `_end_of`, `_side` (`_may_go_on`, `_plain_side`) and `_again` in one
-    function: a large fleet's call takes most engines for one end, and the
-    tests run once an engine a call."""
+    return its time (nothing passes it)."""
     entry = q[0]
-    ev = entry[3]
-    st = by_end.get(ev)
-    if st is None:
+    st = _end_of(entry, by_end)
+    side = _side(st) if st is not None else None
+    if side is None:
         return entry[0]
-    running = st.running
-    kept = st.kept
-    if running is None or running[1] is not ev or kept is None or kept.ready or \
-            kept.stamp != (st.own_stamp if st.own_plans else st.sim.stamp):
-        return entry[0]  # (not an end, or `_may_go_on` refuses)
-    run = kept.run
-    if run is not None and run is st.unplain:
-        return entry[0]
-    side = st.frog
-    if side is not None and side[RUNS] and side[KEPT] is kept and side[ITERS] == st.iterations:
-        # `_again`: what other events may change
-        if not st.closed_ok or not st.burst or st.queue_waiting():
-            return entry[0]
-        for s in run.sessions:  # `_continued`
-            tok = s.tok
-            if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
-                    (tok.active and not tok.request.count):
-                return entry[0]
-        if side[TIMES]:
-            side[TIMES] = []
-    else:
-        side = _new_side(st)
-        if side is None:
-            return entry[0]
     heappop(q)
     side[END], side[EID] = entry[0], entry[2]
     heappush(heap, (entry[0], entry[2], side))

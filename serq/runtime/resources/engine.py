@@ -666,11 +666,11 @@ class StepStage(Stage):
         if pool is None:
             return None
         self.admit_left = plan.left if left is None else left
-        pools = self.sim.pool_list
-        preemptions = sum(p.preemptions for p in pools)
+        holds = self.sim.holds
+        preemptions = holds.preemptions
         try:
             before = set(self.residents)
-            admitted = self.sim.holds.admit_from(pool)
+            admitted = holds.admit_from(pool)
         finally:
             self.admit_left = None
             # the admitted session's statements ran at once: a preemption
@@ -679,7 +679,7 @@ class StepStage(Stage):
             # admission after it, and the attempt is an iteration; pyserq
             # 0.1.3 counts every pool's preemptions while it plans, issue 22,
             # generator seed 4620)
-            plan.preempted += sum(p.preemptions for p in pools) - preemptions
+            plan.preempted += holds.preemptions - preemptions
         if not admitted:
             return None
         plan.admitted += 1

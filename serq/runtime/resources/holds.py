@@ -152,6 +152,7 @@ class HoldManager:
         self.enq_seq = 0
         self.adm_seq = 0
         self.dead = 0
+        self.preemptions = 0  # every pool's, in all (what an admission caused: `StepStage`)
         self.spin_at = -1.0  # the instant of `spins`: preemptions per session (`preempt`)
         self.spins: dict[Any, int] = {}
 
@@ -561,6 +562,7 @@ class HoldManager:
             if inner is frame:
                 break
         pool.preemptions += 1
+        self.preemptions += 1
         self._count_spin(s)
         frame.grown = False
         for lst in (frame.alloc, frame.pos):

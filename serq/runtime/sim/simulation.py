@@ -214,13 +214,14 @@ class Simulation:
                 self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
                 gap=gap, limit=self.limit)
         self._track_estimates()
+        #: a stage re-evaluates after every settle (`ps`, `Instant.settle_each`)
+        self.each_settle = any(getattr(st, "each_settle", False) for st in self.stage_list)
         #: the plain event loop suffices: no pool, engine, gauge, drain or
         #: invariant check needs its end-of-event work (progress is a thread's;
         #: `ps` stages re-evaluate after every settle)
         self.simple = (not self.gauges and self.limit is None
                        and not self.pool_list and not self.check_invariants
-                       and not self.step_list
-                       and not any(getattr(st, "each_settle", False) for st in self.stage_list))
+                       and not self.step_list and not self.each_settle)
         self.process_class = SessionProcess if self.simple else AnnouncedSessionProcess
 
     def _make_stage(self, decl: ir.Stage) -> None:
@@ -569,9 +570,7 @@ class Simulation:
         legs = self.legs
         fleet = self.fleet
         idle = fleet.idle
-        # stages that re-evaluate after every settle (`ps`): without them the
-        # loop need not ask after each event (`Instant.settle_each`)
-        each = any(getattr(st, "each_settle", False) for st in self.stage_list)
+        each = self.each_settle  # (without such a stage, no per-settle ask)
         instant.inline = True  # the end of an instant is handled below
         if instant.pending:
             instant.pending = False  # an entry already queued finds nothing to do
