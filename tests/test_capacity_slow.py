@@ -13,9 +13,10 @@ exactly for lam ≤ lam* = 1 − ln(100)/X; X = 2 ln 100 gives lam* = 0.5
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import statistics
+import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -25,11 +26,13 @@ SEARCHES = 100
 
 
 def _check_module():
-    spec = importlib.util.spec_from_file_location(
-        "capacity_check", os.path.join(ROOT, "scripts", "capacity_check.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    # Imported by name, not from a file location: the pool's workers pickle
+    # `check.one` by reference, and that needs sys.modules["capacity_check"]
+    # to be this very module (CI's run failed on a second copy of it).
+    scripts = os.path.join(ROOT, "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    return importlib.import_module("capacity_check")
 
 
 @pytest.mark.slow
