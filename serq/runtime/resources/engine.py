@@ -78,6 +78,18 @@ class StepStage(Stage):
 
     kind = "step"
 
+    # The fields an iteration's end and launch read or write (the event loop,
+    # the relay, the leapfrog) sit in the object itself, side by side, and
+    # the others in its dictionary: in a large fleet each event reaches one
+    # engine among hundreds, whose fields have left the processor's caches,
+    # and a field in the object costs fewer memory reads than one in the
+    # dictionary's values (a subclass, a policy, still has a dictionary).
+    __slots__ = ("sim", "env", "instant", "warmup", "running", "kept", "frog", "unplain",
+                 "closed_ok", "burst", "bursting", "own_stamp", "own_plans", "_end_ev",
+                 "served_queues", "residents", "last_void", "dirty", "n", "t_last", "int_n",
+                 "int_busy", "cls_time", "int_decodes", "cur_cls", "cur_decodes", "iterations",
+                 "batch_count", "batch_decodes", "batch_time", "served_tokens")
+
     def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any,
                  instant: Instant, order: int):
         super().__init__(sim, name, index)

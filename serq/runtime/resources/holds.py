@@ -68,6 +68,11 @@ class WaitEvent(Event):
 class HoldFrame:
     """One execution of a hold: waiting, then admitted."""
 
+    # (slots: a frame's fields sit in the object itself, no separate values
+    # array; the fields every iteration touches first)
+    __slots__ = ("pos", "grown", "session", "pools", "alloc", "req", "need", "units", "spec",
+                 "lease_pool", "admitted", "rejected", "front", "enq_time", "enq_seq", "event")
+
     def __init__(self, spec: HoldSpec, session: Any, pools: list[Pool],
                  lease_pool: Optional[Pool]):
         n = len(pools)
@@ -104,6 +109,8 @@ class Growth:
     A `grow` statement waits on `event`; a step-engine resident (`job`) stays
     a resident that gets no tokens until the growth is granted."""
 
+    __slots__ = ("frame", "session", "pool", "amount", "event", "job")
+
     def __init__(self, frame: HoldFrame, pool: Pool, amount: float,
                  event: Optional[WaitEvent], job: Any = None):
         self.frame = frame
@@ -123,6 +130,8 @@ class Growth:
 
 class Lease:
     """An allocation that outlived its scope (`lease P (t)`, §6)."""
+
+    __slots__ = ("session", "owner", "expires", "pool", "alloc", "computed", "cache", "live")
 
     def __init__(self, session: Any, pool: Pool, alloc: float, computed: float,
                  cache: Optional[Fn], expires: bool):

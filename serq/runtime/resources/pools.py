@@ -62,6 +62,15 @@ class Pool:
 
     kind = "pool"
 
+    # The fields a hold, a growth or a routing key touches sit in the object
+    # itself, side by side, and the others in its dictionary (as for
+    # `StepStage`: in a large fleet a member's fields are rarely in the
+    # processor's caches when an event reaches it).
+    __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count",
+                 "queue", "growers", "frames", "entries", "t_last", "int_used", "int_cached",
+                 "int_queue", "int_holders", "lru_sorted", "lru_tail", "overhang",
+                 "__dict__", "__weakref__")
+
     def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any):
         self.sim = sim
         self.env = sim.env
