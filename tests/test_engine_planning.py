@@ -1,0 +1,341 @@
+"""The step engine's planning on its own (`serq/runtime/resources/engine.py`,
+spec Part 04 §5–§9, §12): small programs, each aimed at one rule of the
+iteration (budget, chunk, the wants, serve order, admission, preemption,
+the cost and the statistics), written for the mutation run of issue 27
+(the worked scenarios SE-1 … SE-18 of test_p04_engine.py reach some rules
+only through whole examples, others not at all). Every expected number is
+worked out by hand in the test's docstring from the spec section it names
+(`cost 1` unless stated: iteration i runs over [i - 1, i)), and each
+program gives the same observations and stage rows under pyserq 0.1.3
+(seed 1; the differential test at the end, run where the reference is
+installed)."""
+from __future__ import annotations
+
+import pytest
+
+import serq
+from serq.policies import StepStage
+from serq.report.json_report import to_dict
+
+from oracle import assert_fields_match, requires, run_reference
+
+
+def run(source: str, **kw):
+    """The report of a program text."""
+    return serq.run(serq.load(None, source=source), **kw)
+
+
+def samples(rep, name: str) -> list[tuple[int, float, float]]:
+    """(session, time, value) of every sample of observation `name`."""
+    s = rep.observes[name]
+    return [(int(k), t, v) for v, t, k in zip(s.values, s.times, s.sessions)]
+
+
+def stage(rep, name: str = "engine") -> dict:
+    """The stage's row of the JSON report."""
+    return next(s for s in to_dict(rep)["stages"] if s["name"] == name)
+
+
+# ---------------------------------------------------------------- programs
+
+# sessions 0 and 2 join the engine at 0, session 1 (admitted second) at 1
+JOIN_BY_ADMISSION = """
+pool p { cap 10; }
+stage engine : step { budget 2; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn; hold p (1) { run d (serial == 1 ? 1 : 0); run engine decode (3);
+                             observe done = now; } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# session 0 grows kv at 0.5 while the iteration [0, 1) runs: lifo preempts session 2
+PREEMPTED_WHILE_RUNNING = """
+pool kv { cap 10; preempt lifo; }
+stage engine : step { budget 8; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 0) { hold kv (2) { run d (0.5); grow kv (4); run d (1); } }
+  else { hold kv (4) { observe adm = now; run engine decode (3); observe done = now; } } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+BUDGET_LEFT_OUTSIDE = """
+stage engine : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { run engine decode (3); observe done = now; }
+  else { run d (0.5); observe bl = budget_left(engine); } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+ATTENTION_IN_ORDER = """
+stage engine : step { budget 4; cost attention; serve by (remaining); }
+workload { arrive batch(1); }
+session { turn; run engine prefill (6); observe ttft = now; }
+run { horizon 50; warmup 0; seed 1; }
+"""
+
+SHORT_COST = """
+stage engine : step { budget 4; cost 0.25; }
+workload { arrive batch(1); }
+session { turn; run engine prefill (6); observe ttft = now; run engine decode (1.5);
+  observe done = now; }
+run { horizon 50; warmup 0; seed 1; }
+"""
+
+# session 2 comes at 0.45, between the ends at 0.3 and 0.6 of two decoders' iterations
+BETWEEN_ENDS = """
+stage engine : step { budget 4; cost 0.3; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 2) { run d (0.45); observe w = work(engine); observe b = busy(engine);
+                         run engine decode (2); }
+  else { run engine decode (5); }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# Part 04 SE-1 measured from 1.5
+SE1_WARMUP = """
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
+server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
+         observe response = now; }
+run { horizon 20; warmup 1.5; seed 1; }
+"""
+
+# Part 04 SE-18 with a preempt-only iteration that costs nothing
+FREE_PREEMPTION = """
+pool reqs { cap 4; admit via engine; }
+pool kv { cap 9; preempt lifo; }
+stage engine : step { budget 16; cost tokens > 0 ? 1 : 0; memory kv; serve by (-admission); }
+workload { arrive batch(2); }
+session { turn;
+  hold reqs (1), kv (serial == 0 ? 4 : 5) {
+    observe adm = now;
+    run engine prefill (serial == 0 ? 4 : 5) growing kv;
+    run engine decode (3) growing kv;
+  } cache (0);
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+THREE_GROWERS = """
+pool kv { cap 12; preempt lifo; }
+stage engine : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(3); }
+session { turn;
+  hold kv (4) { observe adm = now; run engine prefill (4) growing kv;
+                run engine decode (3) growing kv; } cache (0);
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+# session 2 queues for the engine at 0.5 while session 1's prefill waits for its granule
+GRANULE_WAIT = """
+pool reqs { cap 3; admit via engine; }
+stage engine : step { budget 4; cost 1; granule 4; }
+stage gate : delay;
+workload { arrive batch(3); }
+session { turn; run gate (serial == 2 ? 0.5 : 0);
+  hold reqs (1) { observe adm = now;
+    branch (serial == 0) { run engine decode (3); }
+    else { branch (serial == 1) { run engine prefill (6); } else { run engine decode (1); } } }
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+FIRST_EXCLUDED = """
+stage engine : step { budget 4; cost 1; serve only (remaining < 3 || residents == 1); }
+workload { arrive batch(2); }
+session { turn; run engine decode (serial == 0 ? 3 : 2); observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+TWO_A_TIME = """
+pool reqs { cap 10; admit via engine; }
+stage engine : step { budget 16; cost 1; iteration { serve; admit while (admitted < 2); } }
+workload { arrive batch(3); }
+session { turn; hold reqs (1) { observe adm = now; run engine prefill (1); } observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+# ---------------------------------------------------------------- residents
+
+
+def test_a_run_joins_after_the_residents_admitted_before_it():
+    """§5 (a new job is inserted after every resident with an admission
+    number ≤ its own): sessions 0, 1, 2 are admitted at 0 in that order;
+    0 and 2 decode 3 tokens from 0, 1 joins at 1, between them. Budget 2:
+    [0,1) serves 0, 2; [1,2) and [2,3) serve 0, 1 (0 done at 3); [3,4)
+    serves 1, 2 (1 done at 4); [4,5) serves 2 (done 5)."""
+    rep = run(JOIN_BY_ADMISSION)
+    assert samples(rep, "done") == [(0, 3.0, 3.0), (1, 4.0, 4.0), (2, 5.0, 5.0)]
+
+
+def test_a_resident_preempted_while_its_iteration_runs_gets_none_of_its_tokens():
+    """§6 (an iteration's tokens are committed; the removal of a resident
+    takes its tokens out) and §7 step 9 (each scheduled resident *still
+    present*): sessions 1 and 2 hold 4 of kv and decode 3 each from 0;
+    at 0.5 session 0 grows its 2 by 4 with 10 used: lifo preempts session
+    2 (admitted last). At 1 only session 1's token counts; session 2 is
+    admitted again at 1.5, when session 0 releases its 6, and joins the
+    engine during [1,2): its tokens end at 3, 4, 5; session 1's at 1, 2,
+    3. Row: 5 iterations; residents 2 over [0, 0.5), 1 over [0.5, 1.5),
+    2 over [1.5, 3), 1 over [3, 5): mean_number (1 + 1 + 3 + 2)/20."""
+    rep = run(PREEMPTED_WHILE_RUNNING)
+    assert samples(rep, "adm") == [(1, 0.0, 0.0), (2, 0.0, 0.0), (2, 1.5, 1.5)]
+    assert samples(rep, "done") == [(1, 3.0, 3.0), (2, 5.0, 5.0)]
+    row = stage(rep)
+    assert (row["iterations"], row["completed"]) == (5, 2)
+    assert row["mean_number"] == pytest.approx(7 / 20, rel=1e-12)
+
+
+def test_a_session_between_two_iteration_ends_sees_the_running_iteration():
+    """§6 (the iteration's end is an event at now + cost; nothing applies
+    its tokens before) and §7 step 9: two decoders of 5 tokens, `cost 0.3`:
+    at 0.45 the iteration [0.3, 0.6) runs both (`busy` 2) and each has one
+    token applied (`work` 4 + 4 = 8). Session 2 joins then and is first
+    served at 0.6: its 2 tokens end at 0.9 and 1.2; the decoders' 5 end at
+    0.3, …, 1.5."""
+    rep = run(BETWEEN_ENDS)
+    assert samples(rep, "w") == [(2, 0.45, 8.0)]
+    assert samples(rep, "b") == [(2, 0.45, 2.0)]
+    assert samples(rep, "done") == [(2, 1.2, 1.2), (0, 1.5, 1.5), (1, 1.5, 1.5)]
+
+
+def test_the_phase_fractions_are_measured_from_the_warmup():
+    """§12 (time averages over [warmup, end]): SE-1 (prefill [0, 3),
+    decodes [3, 6)) with warm-up 1.5 and horizon 20: prefill_only
+    1.5/18.5, decode_only 3/18.5, mixed 0, mean_decodes 3/18.5 (one
+    decode at a time), mean_number 4.5/18.5."""
+    row = stage(run(SE1_WARMUP))
+    assert row["prefill_only"] == pytest.approx(1.5 / 18.5, rel=1e-12)
+    assert row["decode_only"] == pytest.approx(3 / 18.5, rel=1e-12)
+    assert row["mixed"] == 0.0
+    assert row["mean_decodes"] == pytest.approx(3 / 18.5, rel=1e-12)
+    assert row["mean_number"] == pytest.approx(4.5 / 18.5, rel=1e-12)
+
+
+# ---------------------------------------------------------------- budget and wants
+
+
+def test_budget_left_outside_an_admission_subtracts_the_residents_wants():
+    """§7.1: read in a session statement at 0.5, `budget_left(engine)` is
+    max(0, B − Σ want) = 4 − 1 (one decoding resident wants one token)."""
+    assert samples(run(BUDGET_LEFT_OUTSIDE), "bl") == [(1, 0.5, 3.0)]
+
+
+def test_the_attention_of_a_run_that_does_not_grow_starts_at_zero():
+    """§7 step 4 (K is 0 for a run that does not grow), under `serve by`
+    (the serving pass of §8.2): a prefill of 6 with budget 4 takes 4 then 2
+    tokens, attention 4·(0 + 4/2) = 8 then 2·(0 + 2/2) = 2; with `cost
+    attention` the prefill ends at 8 + 2 = 10."""
+    assert samples(run(ATTENTION_IN_ORDER), "ttft") == [(0, 10.0, 10.0)]
+
+
+def test_an_iteration_may_last_less_than_one_time_unit():
+    """§7 step 7 (the cost is the iteration's duration; any positive value):
+    `cost 0.25`, a prefill of 6 at budget 4 takes two iterations (ttft
+    0.5); a decode of 1.5 tokens takes min(1, 1.5) = 1 then 0.5 (§7 step
+    3): done at 1.0."""
+    rep = run(SHORT_COST)
+    assert samples(rep, "ttft") == [(0, 0.5, 0.5)]
+    assert samples(rep, "done") == [(0, 1.0, 1.0)]
+    assert stage(rep)["iterations"] == 4
+
+
+def test_a_preempt_only_iteration_may_cost_nothing():
+    """§7 step 7 (an iteration that only preempted may cost 0): SE-18 with
+    `cost tokens > 0 ? 1 : 0`. At 0 both are admitted (kv 4 + 5 = 9) and
+    prefill in [0, 1). At 1 B (served first) grows 5 → 6 in the full pool
+    and preempts itself: a preempt-only iteration [1, 1). The next one, at
+    1, serves A, whose growth 4 → 5 fits (used 4); B (5 more) does not
+    fit until A's release at 4: A's decodes end at 2, 3, 4; B, admitted
+    again at 4, prefills [4, 5) and decodes to 8."""
+    rep = run(FREE_PREEMPTION)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 4.0, 4.0)]
+    assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 8.0, 8.0)]
+
+
+def test_a_preemption_in_the_serving_pass_skips_only_the_victim():
+    """§7 steps 2–4 (the next resident not served is picked from the
+    residents as they stand): three 4-unit holds fill kv (cap 12), prefill
+    4 each in [0, 1). At 1 A's growth 4 → 5 preempts C (lifo: the latest
+    admission); B is still served (grows to 5, used 10). At 3 A's growth
+    6 → 7 preempts B; A is done at 4. B and C come back at 4 (cache 0:
+    A's 7 released); at 7 B's growth preempts C again: B done at 8, C,
+    admitted at 8, at 12."""
+    rep = run(THREE_GROWERS)
+    assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 8.0, 8.0), (2, 12.0, 12.0)]
+    assert [t for _k, t, _v in samples(rep, "adm")] == [0.0, 0.0, 0.0, 4.0, 4.0, 8.0]
+
+
+def test_a_prefill_waiting_for_its_granule_holds_back_admission():
+    """§8.7 (a grant of 0 means the run waits, and the iteration admits no
+    further request once this happens): session 0 decodes 3, session 1
+    prefills 6 with `granule 4`, budget 4. Until 3 session 1's grant is
+    min(6, 4 − 1) = 3, rounded down to 0: it waits, and session 2 (queued
+    at 0.5) is not admitted. At 3 session 1 gets 4 (left 0: no admission),
+    at 4 its last 2 (all it has left), and session 2 is admitted with the 2
+    left over: both end at 5."""
+    rep = run(GRANULE_WAIT)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 4.0, 4.0)]
+    assert samples(rep, "done") == [(0, 3.0, 3.0), (1, 5.0, 5.0), (2, 5.0, 5.0)]
+
+
+def test_serve_only_passes_over_an_excluded_resident():
+    """§8.5 (a resident `p` excludes gets no token; the next one in order is
+    considered): session 0 (3 tokens, first in admission order) is
+    excluded while session 1 (2) is present; 1 decodes at [0, 2), then 0
+    alone (residents 1) at [2, 5)."""
+    assert samples(run(FIRST_EXCLUDED), "done") == [(1, 2.0, 2.0), (0, 5.0, 5.0)]
+
+
+def test_an_admit_while_reads_the_admissions_of_the_attempt():
+    """§9 (`admitted`: sessions this attempt has admitted so far): `admit
+    while (admitted < 2)` admits two at 0 (both served at once, done at 1)
+    and the third at 1 (done at 2)."""
+    rep = run(TWO_A_TIME)
+    assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.0, 1.0)]
+    assert samples(rep, "done") == [(0, 1.0, 1.0), (1, 1.0, 1.0), (2, 2.0, 2.0)]
+
+
+# ---------------------------------------------------------------- policies
+
+
+def test_an_engine_policy_that_reverses_the_serve_order_is_asked():
+    """A `serving_order` override (docs/policies.md) replaces admission
+    order (§8.1) even where the built-in planning would take its in-order
+    shortcut: JOIN_BY_ADMISSION's residents served newest first. Budget 2:
+    [0,1) serves 2, 0; [1,2) serves 2, 1 (2 has 1 left: [2, 1, 0]);
+    [2,3) serves 2, 1 (2 done at 3); [3,4) serves 1, 0 (1 done at 4);
+    [4,5) serves 0 (done 5)."""
+
+    class NewestFirst(StepStage):
+        def serving_order(self, keys):
+            return list(reversed(self.residents))
+
+    rep = run(JOIN_BY_ADMISSION, policies={"engine": NewestFirst})
+    assert samples(rep, "done") == [(2, 3.0, 3.0), (1, 4.0, 4.0), (0, 5.0, 5.0)]
+
+
+# ---------------------------------------------------------------- the reference
+
+#: The programs compared with pyserq 0.1.3 (seed 1).
+PROGRAMS = [JOIN_BY_ADMISSION, PREEMPTED_WHILE_RUNNING, BUDGET_LEFT_OUTSIDE,
+            ATTENTION_IN_ORDER, SHORT_COST, BETWEEN_ENDS, SE1_WARMUP, FREE_PREEMPTION,
+            THREE_GROWERS, GRANULE_WAIT, FIRST_EXCLUDED, TWO_A_TIME]
+
+
+@requires("0.1.3")
+@pytest.mark.oracle
+@pytest.mark.parametrize("source", PROGRAMS)
+def test_planning_programs_against_the_reference(source):
+    """The same programs under pyserq 0.1.3 (seed 1): every observe's
+    count, mean, min and max, and every stage field the reference reports."""
+    assert_fields_match(to_dict(run(source)), run_reference(source, version="0.1.3"), "stages")
