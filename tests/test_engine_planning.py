@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 import serq
+from serq.core.errors import SimulationError
 from serq.policies import StepStage
 from serq.report.json_report import to_dict
 
@@ -38,13 +39,13 @@ def stage(rep, name: str = "engine") -> dict:
 
 # ---------------------------------------------------------------- programs
 
-# sessions 0 and 2 join the engine at 0, session 1 (admitted second) at 1
+# sessions admitted at 0 in serial order; those LATE selects join the engine at 1
 JOIN_BY_ADMISSION = """
 pool p { cap 10; }
 stage engine : step { budget 2; cost 1; }
 stage d : delay;
 workload { arrive batch(3); }
-session { turn; hold p (1) { run d (serial == 1 ? 1 : 0); run engine decode (3);
+session { turn; hold p (1) { run d (LATE ? 1 : 0); run engine decode (3);
                              observe done = now; } }
 run { horizon 20; warmup 0; seed 1; }
 """
@@ -164,6 +165,126 @@ session { turn; hold reqs (1) { observe adm = now; run engine prefill (1); } obs
 run { horizon 30; warmup 0; seed 1; }
 """
 
+# session 1 (prefill 8, chunk 4, not growing) is served first; session 0's growth at 17 preempts it
+DROPPED_ATTENTION = """
+pool kv { cap 9; preempt lifo; }
+stage engine : step { budget 8; chunk 4; cost 1 + attention; memory kv; serve by (-admission); }
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold kv (4) { run engine prefill (4) growing kv; observe ttft = now;
+                                       run engine decode (3) growing kv; } cache (0); }
+  else { hold kv (5) { observe adm = now; run engine prefill (8); observe ttft = now; } cache (0); }
+  observe done = now; }
+run { horizon 60; warmup 0; seed 1; }
+"""
+
+NO_MEMORY = """
+stage engine : step { budget 2 + kv_prefill + kv_decode; cost 1; }
+workload { arrive batch(1); }
+session { turn; run engine prefill (6); observe ttft = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+BUDGET_LEFT_CHUNKED = """
+stage engine : step { budget 4; chunk CHUNK; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { run engine prefill (6); observe ttft = now; }
+  else { run d (0.5); observe bl = budget_left(engine); } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# one gap of 4 (the iteration that prefills session 1) among 198 gaps of 1
+ONE_LONG_GAP = """
+stage engine : step { budget 8; cost 1 + prefilled; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { run engine decode (200); }
+  else { run d (50.5); run engine prefill (3); }
+  observe done = now; }
+run { horizon 300; warmup 0; seed 1; }
+"""
+
+# Part 04 SE-1 with claims over its iterations (Part 06 §8)
+SERVED_BEFORE = """
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
+server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
+         observe response = now; }
+claim fresh: some iteration of engine (served == 0);
+claim ten: some iteration of engine (served == 10);
+claim before: every iteration of engine (served == 4 * now || now >= 3);
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# session 0 stalls in its growth at 1 (preempt none) until session 1 ends at 3
+STALLED_FIRST = """
+pool kv { cap 8; preempt none; }
+stage engine : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); }
+session { turn;
+  hold kv (4) { branch (serial == 0) { run engine prefill (4) growing kv;
+                                       run engine decode (3) growing kv; }
+                else { run engine decode (3); } } cache (0);
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+EXCLUSIVE_NO_BUDGET = """
+stage engine : step { budget 0; cost 1; serve exclusive prefill; }
+workload { arrive batch(1); }
+session { turn; run engine prefill (2); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# a run whose owner holds nothing: its `admission` is pyserq's 2**64
+NOT_ADMITTED = """
+stage engine : step { budget 4; cost 1; serve only (admission == 18446744073709551616); }
+workload { arrive batch(1); }
+session { turn; run engine decode (2); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# Part 04 SE-1 cut at 2.5, inside its third iteration
+SE1_CUT = """
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
+server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
+         observe response = now; }
+run { horizon 2.5; warmup 0; seed 1; }
+"""
+
+SMALL_GRANULE = """
+stage engine : step { budget 1; cost 1; granule 0.5; }
+workload { arrive batch(1); }
+session { turn; observe b0 = busy(engine); run engine prefill (3); observe ttft = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# session 1, queued at 0.5, is admitted at 1 by an exclusive-prefill engine decoding session 0
+EXCLUSIVE_ADMISSION = """
+pool reqs { cap 3; admit via engine; }
+pool kv { cap 100; }
+stage engine : step { budget 8; cost 1; serve exclusive prefill; }
+stage gate : delay;
+workload { arrive batch(2); }
+session { turn; run gate (serial == 1 ? 0.5 : 0);
+  hold reqs (1), kv (left) at admission (left = budget_left(engine)) {
+    observe u = used(kv); observe adm = now;
+    branch (serial == 0) { run engine decode (3); } else { run engine prefill (2); } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+ZERO_COST = """
+stage engine : step { budget 4; cost 0; }
+workload { arrive batch(1); }
+session { turn; run engine decode (1); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -173,8 +294,16 @@ def test_a_run_joins_after_the_residents_admitted_before_it():
     0 and 2 decode 3 tokens from 0, 1 joins at 1, between them. Budget 2:
     [0,1) serves 0, 2; [1,2) and [2,3) serve 0, 1 (0 done at 3); [3,4)
     serves 1, 2 (1 done at 4); [4,5) serves 2 (done 5)."""
-    rep = run(JOIN_BY_ADMISSION)
+    rep = run(JOIN_BY_ADMISSION.replace("LATE", "serial == 1"))
     assert samples(rep, "done") == [(0, 3.0, 3.0), (1, 4.0, 4.0), (2, 5.0, 5.0)]
+
+
+def test_runs_join_ahead_of_a_resident_admitted_after_them():
+    """§5 as above with sessions 0 and 1 joining at 1, ahead of session 2
+    (admitted last): [0,1) serves 2 alone; [1,4) serves 0 and 1 (done at
+    4); [4,6) serves 2 (done 6)."""
+    rep = run(JOIN_BY_ADMISSION.replace("LATE", "serial < 2"))
+    assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 4.0, 4.0), (2, 6.0, 6.0)]
 
 
 def test_a_resident_preempted_while_its_iteration_runs_gets_none_of_its_tokens():
@@ -206,6 +335,8 @@ def test_a_session_between_two_iteration_ends_sees_the_running_iteration():
     assert samples(rep, "w") == [(2, 0.45, 8.0)]
     assert samples(rep, "b") == [(2, 0.45, 2.0)]
     assert samples(rep, "done") == [(2, 1.2, 1.2), (0, 1.5, 1.5), (1, 1.5, 1.5)]
+    # §12 mean_decodes: 2 decodes over [0, 0.6) and [1.2, 1.5), 3 over [0.6, 1.2)
+    assert stage(rep)["mean_decodes"] == pytest.approx((2 * 0.9 + 3 * 0.6) / 20, rel=1e-12)
 
 
 def test_the_phase_fractions_are_measured_from_the_warmup():
@@ -219,6 +350,42 @@ def test_the_phase_fractions_are_measured_from_the_warmup():
     assert row["mixed"] == 0.0
     assert row["mean_decodes"] == pytest.approx(3 / 18.5, rel=1e-12)
     assert row["mean_number"] == pytest.approx(4.5 / 18.5, rel=1e-12)
+    assert row["idle_with_work"] is False  # done at 6: nothing left
+
+
+def test_a_run_that_completes_at_the_warmup_counts():
+    """§12 (`completed` counts after warm-up, from it on): SE-1 with
+    warm-up 3, when its prefill completes: completed 2 (the prefill at 3
+    and the decode at 6)."""
+    assert stage(run(SE1_WARMUP.replace("warmup 1.5", "warmup 3")))["completed"] == 2
+
+
+def test_a_stalled_resident_is_passed_over_in_admission_order():
+    """Part 03 §7.2 and Part 04 §7 step 3 (a resident stalled in a growth
+    gets nothing; the pass goes on): kv (cap 8, preempt none) holds 4 + 4.
+    At 1 session 0's decode needs a fifth unit and stalls; session 1's
+    decodes go on at [1, 2) and [2, 3) (done 3), its release lets the
+    growth through and session 0 decodes at [3, 6) (done 6)."""
+    assert samples(run(STALLED_FIRST), "done") == [(1, 3.0, 3.0), (0, 6.0, 6.0)]
+
+
+def test_a_never_admitted_owner_has_the_largest_admission_number():
+    """§5 (a job whose owner was never admitted by a hold sorts after all
+    admitted ones) with pyserq 0.1.3's number for it, 2**64 (found while
+    writing this test: serq-simpy had 2**62, which `serve only (admission
+    == 18446744073709551616)` told apart): the run is served, [0, 2)."""
+    assert samples(run(NOT_ADMITTED), "done") == [(0, 2.0, 2.0)]
+
+
+def test_an_engine_cut_by_the_horizon_mid_iteration_is_not_idle():
+    """§12 (`idle_with_work`: residents and the last attempt scheduled
+    nothing): SE-1 at horizon 2.5 has its resident in the iteration [2, 3):
+    not idle; 3 iterations started, prefill_only 1."""
+    rep = run(SE1_CUT)
+    row = stage(rep)
+    assert row["idle_with_work"] is False
+    assert (row["iterations"], row["prefill_only"]) == (3, 1.0)
+    assert rep.events == 2  # the iteration ends at 1 and 2 (3 is past the horizon)
 
 
 # ---------------------------------------------------------------- budget and wants
@@ -260,6 +427,22 @@ def test_a_preempt_only_iteration_may_cost_nothing():
     rep = run(FREE_PREEMPTION)
     assert samples(rep, "adm") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 4.0, 4.0)]
     assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 8.0, 8.0)]
+
+
+def test_a_preempt_only_iteration_of_negative_cost_lasts_nothing():
+    """As above with `cost tokens > 0 ? 1 : -1`: the preempt-only
+    iteration's −1 is read as 0 (an iteration does not end before it
+    starts): the same times (pyserq 0.1.3 gives them too)."""
+    rep = run(FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"))
+    assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 8.0, 8.0)]
+
+
+def test_an_iteration_that_schedules_a_token_must_take_time():
+    """§7 step 7 (the cost must be > 0 when tokens > 0: run-time error "an
+    iteration that schedules tokens lasts a positive time"): `cost 0` with
+    one decode token."""
+    with pytest.raises(SimulationError, match="lasts a positive time"):
+        run(ZERO_COST)
 
 
 def test_a_preemption_in_the_serving_pass_skips_only_the_victim():
@@ -305,6 +488,72 @@ def test_an_admit_while_reads_the_admissions_of_the_attempt():
     assert samples(rep, "done") == [(0, 1.0, 1.0), (1, 1.0, 1.0), (2, 2.0, 2.0)]
 
 
+@pytest.mark.parametrize("chunk, left, ttft", [("1", 3.0, 6.0), ("0.5", 3.5, 12.0),
+                                              ("0", 0.0, 2.0)])
+def test_budget_left_counts_a_prefills_want_up_to_the_chunk(chunk, left, ttft):
+    """§7.1 with §7 step 3 (a prefill wants its remaining tokens, capped by
+    `chunk` when `chunk > 0`): one resident prefilling 6 at 0.5, budget 4:
+    chunk 1 → 4 − 1; chunk 0.5 → 4 − 0.5; no cap → max(0, 4 − 6) = 0. The
+    prefill itself takes 6 iterations of 1, 12 of 0.5, or 4 then 2."""
+    rep = run(BUDGET_LEFT_CHUNKED.replace("CHUNK", chunk))
+    assert samples(rep, "bl") == [(1, 0.5, left)]
+    assert samples(rep, "ttft") == [(0, ttft, ttft)]
+
+
+def test_the_kv_totals_are_zero_without_memory():
+    """§7 step 1 (`kv_decode`, `kv_prefill`: 0 without `memory`): `budget
+    2 + kv_prefill + kv_decode` is 2: a prefill of 6 takes [0, 3)."""
+    assert samples(run(NO_MEMORY), "ttft") == [(0, 3.0, 3.0)]
+
+
+def test_a_preempted_prefill_gives_back_its_attention():
+    """§7 step 7 (the cost counts the scheduled residents only) with the
+    "growth preempting a served resident" consequence of §7: `serve by
+    (-admission)`, chunk 4, `cost 1 + attention`. At 0 session 1 (served
+    first) prefills 4 of 8, attention 4·(0 + 2) = 8 (it does not grow: K
+    0), session 0 its 4 (allocation 4, K 0): 8 more, cost 17: ttft 17
+    for session 0. At 17 session 1 takes its last 4 (attention 8), then
+    session 0's decode grows 4 → 5 in the full pool (cap 9) and preempts
+    session 1 (lifo), whose tokens and attention are dropped: cost 1 + 0.
+    Session 0 decodes at [17, 20) (done 20); session 1, admitted again at
+    20, prefills 8 in two iterations of cost 9: ttft and done 38."""
+    rep = run(DROPPED_ATTENTION)
+    assert samples(rep, "ttft") == [(0, 17.0, 17.0), (1, 38.0, 38.0)]
+    assert samples(rep, "done") == [(0, 20.0, 20.0), (1, 38.0, 38.0)]
+
+
+def test_an_exclusive_prefill_with_no_budget_waits():
+    """§8.4 step 2 (the prefill gets min(want, B) tokens) and §7 step 6 (an
+    attempt that schedules nothing is no iteration): with budget 0 the
+    prefill never runs: no iteration, the stage idle with work."""
+    rep = run(EXCLUSIVE_NO_BUDGET)
+    row = stage(rep)
+    assert (row["iterations"], row["idle_with_work"]) == (0, True)
+    assert samples(rep, "done") == []
+
+
+def test_a_prefill_grant_below_one_token_is_a_multiple_of_a_small_granule():
+    """§8.7 (a grant smaller than the remaining work is rounded down to a
+    multiple of g): budget 1, granule 0.5: a prefill of 3 gets
+    ⌊1/0.5⌋·0.5 = 1 token an iteration: ttft 3. `busy` read before the
+    first attempt is 0 (no iteration runs)."""
+    rep = run(SMALL_GRANULE)
+    assert samples(rep, "b0") == [(0, 0.0, 0.0)]
+    assert samples(rep, "ttft") == [(0, 3.0, 3.0)]
+
+
+def test_an_exclusive_prefill_admission_reads_the_full_budget():
+    """§8.4 step 4 (admission with `budget_left = B`, the full budget) and
+    §7.1: session 0, admitted at 0 with 8 left, takes kv (8) and decodes
+    3. At 1 session 1 (queued at 0.5) is admitted after session 0's
+    tentative decode: budget_left is still 8 (not 7): used(kv) 16. Its
+    prefill displaces the decode: [1, 2) prefills 2 (done 2); session 0
+    decodes at [2, 4) (done 4)."""
+    rep = run(EXCLUSIVE_ADMISSION)
+    assert samples(rep, "u") == [(0, 0.0, 8.0), (1, 1.0, 16.0)]
+    assert samples(rep, "done") == [(1, 2.0, 2.0), (0, 4.0, 4.0)]
+
+
 # ---------------------------------------------------------------- policies
 
 
@@ -320,16 +569,47 @@ def test_an_engine_policy_that_reverses_the_serve_order_is_asked():
         def serving_order(self, keys):
             return list(reversed(self.residents))
 
-    rep = run(JOIN_BY_ADMISSION, policies={"engine": NewestFirst})
+    rep = run(JOIN_BY_ADMISSION.replace("LATE", "serial == 1"), policies={"engine": NewestFirst})
     assert samples(rep, "done") == [(2, 3.0, 3.0), (1, 4.0, 4.0), (0, 5.0, 5.0)]
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_itl_p99_is_a_quantile_not_the_largest_gap():
+    """§12 (`itl_p99` from upstream's logarithmic histogram, Part 06 §6.2):
+    a decode of 200 tokens alone at `cost 1 + prefilled`, except the
+    iteration [51, 55) that also prefills session 1's 3 tokens: 198 gaps
+    of 1 and one of 4: mean_itl 202/199, itl_p50 and itl_p99 1 (the 99th
+    percentile of 199 gaps is a gap of 1)."""
+    rep = run(ONE_LONG_GAP)
+    assert samples(rep, "done") == [(1, 55.0, 55.0), (0, 203.0, 203.0)]
+    row = stage(rep)
+    assert row["mean_itl"] == pytest.approx(202 / 199, rel=1e-12)
+    assert (row["itl_p50"], row["itl_p99"]) == (1.0, 1.0)
+
+
+def test_an_iteration_claim_reads_the_tokens_served_before_it():
+    """Part 06 §8.2 (`served`: tokens the stage scheduled in its earlier
+    iterations): SE-1's iterations at 0, 1, …, 5 schedule 4, 4, 2, 1, 1, 1:
+    `served` is 0, 4, 8, 10, 11, 12 (4 · now before 3)."""
+    claims = {c["name"]: c for c in to_dict(run(SERVED_BEFORE))["claims"]}
+    assert (claims["fresh"]["result"], claims["fresh"]["first"]) == ("witnessed", 0.0)
+    assert (claims["ten"]["result"], claims["ten"]["first"]) == ("witnessed", 3.0)
+    assert (claims["before"]["result"], claims["before"]["checked"]) == ("holds", 6)
 
 
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
-PROGRAMS = [JOIN_BY_ADMISSION, PREEMPTED_WHILE_RUNNING, BUDGET_LEFT_OUTSIDE,
+PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
+            JOIN_BY_ADMISSION.replace("LATE", "serial < 2"), PREEMPTED_WHILE_RUNNING, BUDGET_LEFT_OUTSIDE,
             ATTENTION_IN_ORDER, SHORT_COST, BETWEEN_ENDS, SE1_WARMUP, FREE_PREEMPTION,
-            THREE_GROWERS, GRANULE_WAIT, FIRST_EXCLUDED, TWO_A_TIME]
+            THREE_GROWERS, GRANULE_WAIT, FIRST_EXCLUDED, TWO_A_TIME, DROPPED_ATTENTION,
+            NO_MEMORY, ONE_LONG_GAP, SERVED_BEFORE, STALLED_FIRST, EXCLUSIVE_NO_BUDGET,
+            NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
+            FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
+            SE1_WARMUP.replace("warmup 1.5", "warmup 3")] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
@@ -337,5 +617,8 @@ PROGRAMS = [JOIN_BY_ADMISSION, PREEMPTED_WHILE_RUNNING, BUDGET_LEFT_OUTSIDE,
 @pytest.mark.parametrize("source", PROGRAMS)
 def test_planning_programs_against_the_reference(source):
     """The same programs under pyserq 0.1.3 (seed 1): every observe's
-    count, mean, min and max, and every stage field the reference reports."""
-    assert_fields_match(to_dict(run(source)), run_reference(source, version="0.1.3"), "stages")
+    count, mean, min and max, every stage field the reference reports and
+    the count of events."""
+    ours, ref = to_dict(run(source)), run_reference(source, version="0.1.3")
+    assert_fields_match(ours, ref, "stages")
+    assert ours["events"] == ref["events"]
