@@ -285,6 +285,27 @@ session { turn; run engine decode (1); observe done = now; }
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# session 2's end at 1 is an attempt that admits nobody (reqs is full)
+REGISTER_RESTORED = """
+pool reqs { cap 1; admit via engine; }
+stage engine : step { budget 4; cost 1 + k; state k = 0; iteration { set k = k + 1; serve; admit; } }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 2) { run d (1); }
+  else { hold reqs (1) { branch (serial == 0) { run d (2); } run engine decode (1); } }
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+DECODERS_WITH_MEMORY = """
+pool kv { cap 100; }
+stage engine : step { budget 8; cost 1 + decoders / 2 + 0 * kv_decode; memory kv; }
+workload { arrive batch(1); }
+session { turn; hold kv (4) { run engine decode (2); } observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -322,6 +343,8 @@ def test_a_resident_preempted_while_its_iteration_runs_gets_none_of_its_tokens()
     row = stage(rep)
     assert (row["iterations"], row["completed"]) == (5, 2)
     assert row["mean_number"] == pytest.approx(7 / 20, rel=1e-12)
+    # §12: every gap 1 (session 2's token at 1 was dropped with it)
+    assert (row["mean_itl"], row["itl_p99"]) == (1.0, 1.0)
 
 
 def test_a_session_between_two_iteration_ends_sees_the_running_iteration():
@@ -456,6 +479,11 @@ def test_a_preemption_in_the_serving_pass_skips_only_the_victim():
     rep = run(THREE_GROWERS)
     assert samples(rep, "done") == [(0, 4.0, 4.0), (1, 8.0, 8.0), (2, 12.0, 12.0)]
     assert [t for _k, t, _v in samples(rep, "adm")] == [0.0, 0.0, 0.0, 4.0, 4.0, 8.0]
+    # §12: decode iterations [1,2) 2, [2,3) 2, [3,4) 1, [5,6) 2, [6,7) 2, [7,8) 1,
+    # then C alone [9,12): 13 decodes in 9 iterations
+    row = stage(rep)
+    assert row["mean_decode_batch"] == pytest.approx(13 / 9, rel=1e-12)
+    assert row["mean_decodes"] == pytest.approx(13 / 30, rel=1e-12)
 
 
 def test_a_prefill_waiting_for_its_granule_holds_back_admission():
@@ -554,6 +582,22 @@ def test_an_exclusive_prefill_admission_reads_the_full_budget():
     assert samples(rep, "done") == [(1, 2.0, 2.0), (0, 4.0, 4.0)]
 
 
+def test_an_attempt_that_admits_nobody_undoes_its_register_assignments():
+    """§9 (registers): `set k = k + 1` each attempt, `cost 1 + k`. At 0 the
+    attempt admits session 0 (k 1; it schedules nothing, but admitted: k
+    kept). At 1 session 2's end is an attempt that admits nobody (reqs
+    full): k back to 1. At 2 session 0 joins: k 2, [2, 5) (done 5); at 5
+    session 1 is admitted and served at once: k 3, [5, 9) (done 9)."""
+    assert samples(run(REGISTER_RESTORED), "done") == [(2, 1.0, 1.0), (0, 5.0, 5.0),
+                                                       (1, 9.0, 9.0)]
+
+
+def test_decoders_are_counted_when_the_memory_is_read():
+    """§7 step 7 (`decoders` over the scheduled residents, with `memory`):
+    one decoder, `cost 1 + decoders / 2`: two iterations of 1.5, done 3."""
+    assert samples(run(DECODERS_WITH_MEMORY), "done") == [(0, 3.0, 3.0)]
+
+
 # ---------------------------------------------------------------- policies
 
 
@@ -609,7 +653,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             NO_MEMORY, ONE_LONG_GAP, SERVED_BEFORE, STALLED_FIRST, EXCLUSIVE_NO_BUDGET,
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
-            SE1_WARMUP.replace("warmup 1.5", "warmup 3")] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
+            DECODERS_WITH_MEMORY] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
