@@ -306,6 +306,42 @@ session { turn; hold kv (4) { run engine decode (2); } observe done = now; }
 run { horizon 20; warmup 0; seed 1; }
 """
 
+DECODE_REQUEST = """
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(1); session { request; } }
+server { run engine decode (3); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+# Part 04 SE-18 with a register that adds up the preemptions its attempts made
+PREEMPTIONS_ADDED_UP = """
+pool reqs { cap 4; admit via engine; }
+pool kv { cap 9; preempt lifo; }
+stage engine : step { budget 16; cost 1 + p; memory kv; state p = 0;
+  iteration { serve by (-admission); set p = p + preempted; admit while (!preempted); } }
+workload { arrive batch(2); }
+session { turn;
+  hold reqs (1), kv (serial == 0 ? 4 : 5) {
+    observe adm = now;
+    run engine prefill (serial == 0 ? 4 : 5) growing kv;
+    run engine decode (3) growing kv;
+  } cache (0);
+  observe done = now; }
+run { horizon 40; warmup 0; seed 1; }
+"""
+
+# newest first: session 2's prefill is scheduled, then session 1's growth preempts it
+BUDGET_GIVEN_BACK = """
+pool kv { cap 6; preempt lifo; }
+stage engine : step { budget 6; chunk 3; cost 1; memory kv; serve by (-admission); }
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 1) { hold kv (1) { run engine decode (3) growing kv; } cache (0); }
+  else { hold kv (serial == 0 ? 2 : 3) { run engine prefill (8); observe ttft = now; } cache (0); }
+  observe done = now; }
+run { horizon 40; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -598,6 +634,29 @@ def test_decoders_are_counted_when_the_memory_is_read():
     assert samples(run(DECODERS_WITH_MEMORY), "done") == [(0, 3.0, 3.0)]
 
 
+def test_a_grower_that_preempts_itself_counts_one_preemption():
+    """§9 (`preempted`: residents this attempt has preempted so far) on
+    SE-18: `set p = p + preempted`, `cost 1 + p`. [0, 1) prefills both
+    (p 0). At 1 B preempts itself (p 1): a preempt-only iteration [1, 3).
+    A's decodes then cost 2 each: [3, 9) (done 9); B, admitted again at 9,
+    prefills [9, 11) and decodes to 17."""
+    rep = run(PREEMPTIONS_ADDED_UP)
+    assert samples(rep, "done") == [(0, 9.0, 9.0), (1, 17.0, 17.0)]
+
+
+def test_a_preempted_residents_tokens_go_back_to_the_budget():
+    """§7 (a resident preempted after it was served: its recorded tokens
+    are dropped) and step 4 (`left −= t` for those recorded): budget 6,
+    chunk 3, newest first. At 0 session 2 takes 3, session 1 one decode,
+    session 0 the 2 left. At 1 session 2 takes 3 (left 3), then session
+    1's growth 1 → 2 in the full pool (cap 6) preempts it (lifo): left 6
+    again; session 1 takes 1, session 0 3 (of 6 left). At 2 session 0 its
+    last 3 (ttft 3: 2 + 3 + 3) and session 1 its third token (done 3).
+    Session 2, admitted again at 3, prefills 3, 3, 2: ttft 6."""
+    rep = run(BUDGET_GIVEN_BACK)
+    assert samples(rep, "ttft") == [(0, 3.0, 3.0), (2, 6.0, 6.0)]
+
+
 # ---------------------------------------------------------------- policies
 
 
@@ -643,6 +702,16 @@ def test_an_iteration_claim_reads_the_tokens_served_before_it():
     assert (claims["before"]["result"], claims["before"]["checked"]) == ("holds", 6)
 
 
+def test_a_request_without_a_prefill_has_no_prompt_tokens():
+    """The request table's `prompt_tokens` (serq.report.requests: the tokens
+    of the request's first `prefill` run, 0 without one): a request that
+    only decodes 3 tokens at [0, 3) has 0 prompt and 3 output tokens; its
+    first token ends at 1 (ttft 1), the next two 1 apart (tpot 1)."""
+    row = run(DECODE_REQUEST).requests()[0]
+    assert (row.prompt_tokens, row.output_tokens) == (0.0, 3)
+    assert (row.ttft, row.tpot, row.e2e) == (1.0, 1.0, 3.0)
+
+
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
@@ -654,7 +723,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
-            DECODERS_WITH_MEMORY] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
+            BUDGET_GIVEN_BACK] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
