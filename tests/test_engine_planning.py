@@ -342,6 +342,18 @@ session { turn;
 run { horizon 40; warmup 0; seed 1; }
 """
 
+# session 1's prefill advances within its allocation (8) before session 0's growth preempts it
+COMPUTED_WITHIN_ALLOCATION = """
+pool kv { cap 10; preempt lifo; }
+stage engine : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(2); }
+session { turn;
+  hold kv (serial == 0 ? 2 : 8) { observe comp = computed;
+    run engine prefill (serial == 0 ? 2 : 4) growing kv; run engine decode (2) growing kv; } cache (0);
+  observe done = now; }
+run { horizon 40; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -657,6 +669,18 @@ def test_a_preempted_residents_tokens_go_back_to_the_budget():
     assert samples(rep, "ttft") == [(0, 3.0, 3.0), (2, 6.0, 6.0)]
 
 
+def test_a_victims_computed_is_its_position_within_its_allocation():
+    """§7 step 8 (the positions of scheduled growing holds advance by their
+    tokens) and Part 03 §7.3 (a victim's `computed` is its position): at
+    [0, 1) session 1 prefills 4 within its allocation of 8 (no growth);
+    at 1 session 0's growth 2 → 3 in the full pool (cap 10) preempts it
+    (lifo) at position 4. Session 0 decodes to 3; session 1, admitted
+    again at 3 with computed 4, prefills [3, 4) and decodes to 6."""
+    rep = run(COMPUTED_WITHIN_ALLOCATION)
+    assert samples(rep, "comp") == [(0, 0.0, 0.0), (1, 0.0, 0.0), (1, 3.0, 4.0)]
+    assert samples(rep, "done") == [(0, 3.0, 3.0), (1, 6.0, 6.0)]
+
+
 # ---------------------------------------------------------------- policies
 
 
@@ -724,7 +748,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
-            BUDGET_GIVEN_BACK] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
