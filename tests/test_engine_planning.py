@@ -354,6 +354,13 @@ session { turn;
 run { horizon 40; warmup 0; seed 1; }
 """
 
+TWO_DECODERS = """
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(2); }
+session { turn; run engine decode (serial == 0 ? 1 : 3); observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -736,6 +743,15 @@ def test_a_request_without_a_prefill_has_no_prompt_tokens():
     assert (row.ttft, row.tpot, row.e2e) == (1.0, 1.0, 3.0)
 
 
+def test_an_iteration_starting_at_the_warmup_is_in_the_decode_batch_means():
+    """§12 (`mean_decode_batch` over iterations started after warm-up, from
+    it on): decodes of 1 and 3 tokens from 0, warm-up 0: batches of 2, 1, 1
+    (the first starts at the warm-up): mean 4/3, each lasting 1."""
+    row = stage(run(TWO_DECODERS))
+    assert row["mean_decode_batch"] == pytest.approx(4 / 3, rel=1e-12)
+    assert (row["mean_decode_step"], row["iterations"]) == (1.0, 3)
+
+
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
@@ -748,7 +764,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
-            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
