@@ -361,6 +361,17 @@ session { turn; run engine decode (serial == 0 ? 1 : 3); observe done = now; }
 run { horizon 10; warmup 0; seed 1; }
 """
 
+# session 1's delay ends at 2, with the engine's iteration [1, 2)
+SAME_TIME_AS_AN_END = """
+stage engine : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { run engine decode (5); } else { run d (2); observe w = work(engine); }
+  observe done = now; }
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 # ---------------------------------------------------------------- residents
 
 
@@ -464,6 +475,14 @@ def test_an_engine_cut_by_the_horizon_mid_iteration_is_not_idle():
     assert row["idle_with_work"] is False
     assert (row["iterations"], row["prefill_only"]) == (3, 1.0)
     assert rep.events == 2  # the iteration ends at 1 and 2 (3 is past the horizon)
+
+
+def test_an_event_scheduled_before_an_iteration_end_at_the_same_time_comes_first():
+    """§6 (same-time events in the order they were scheduled; tokens are
+    applied at the iteration's end): session 1's delay end at 2 was
+    scheduled at 0, the end of the iteration [1, 2) at 1: the delay end
+    comes first and sees one token applied (work 5 − 1 = 4)."""
+    assert samples(run(SAME_TIME_AS_AN_END), "w") == [(1, 2.0, 4.0)]
 
 
 # ---------------------------------------------------------------- budget and wants
@@ -764,7 +783,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
-            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
+            SAME_TIME_AS_AN_END] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
