@@ -624,6 +624,20 @@ def test_a_preempted_prefill_gives_back_its_attention():
     assert samples(rep, "done") == [(0, 20.0, 20.0), (1, 38.0, 38.0)]
 
 
+@pytest.mark.parametrize("cost, ttft, done", [("1 + prefilled", 22.0, 12.0),
+                                              ("1 + tokens", 25.0, 15.0)])
+def test_a_preempted_prefill_gives_back_its_tokens(cost, ttft, done):
+    """As above with the cost reading `prefilled` or `tokens` (§7 step 7,
+    the scheduled residents only). `1 + prefilled`: [0, 9) prefills 8
+    (session 0's ttft 9); at 9 session 1's 4 are dropped with it: cost 1,
+    session 0 decodes to 12; session 1, back at 12, prefills 4 + 4 at cost
+    5 each: 22. `1 + tokens`: [0, 9); at 9 one token is left: cost 2,
+    decodes to 15; session 1 from 15: 25."""
+    rep = run(DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {cost};"))
+    assert samples(rep, "ttft") == [(0, 9.0, 9.0), (1, ttft, ttft)]
+    assert samples(rep, "done") == [(0, done, done), (1, ttft, ttft)]
+
+
 def test_an_exclusive_prefill_with_no_budget_waits():
     """§8.4 step 2 (the prefill gets min(want, B) tokens) and §7 step 6 (an
     attempt that schedules nothing is no iteration): with budget 0 the
@@ -784,7 +798,9 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
-            SAME_TIME_AS_AN_END] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
+            SAME_TIME_AS_AN_END] + [
+    DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")
+    for c in ("1 + prefilled", "1 + tokens")] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 
 
 @requires("0.1.3")
