@@ -37,6 +37,12 @@ def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
     return left if t > left else t
 
 
+#: `admission` at the Serve moment for a resident whose owner was never
+#: admitted by a hold (Part 04 §5: it sorts after every admitted one): 2**64,
+#: pyserq 0.1.3's value (its largest unsigned 64-bit number as a float;
+#: `serve only (admission == 18446744073709551616)` serves such a run there)
+NEVER_ADMITTED = float(2**64)
+
 #: The decisions a policy may override (`serq.policies.StepStage`).
 DECISIONS = ("serving_order", "in_batch", "admission_pool")
 
@@ -309,7 +315,7 @@ class StepStage(Stage):
         if totals is None:
             totals = self.totals() if self.spec.serve_totals else (0.0, 0.0, 0.0, 0.0)
         return (job.session, 1.0 if job.mode == "decode" else 0.0,
-                job.adm if job.adm < math.inf else float(1 << 62), job.remaining,
+                job.adm if job.adm < math.inf else NEVER_ADMITTED, job.remaining,
                 *totals, self.registers)
 
     # -- policy seam --------------------------------------------------------------------------
@@ -701,8 +707,6 @@ class StepStage(Stage):
         nan = float("nan")
         row = super().row_values(span)
         row["mean_wait"] = 0.0 if self.completed else nan
-        idle = (self.running is None and self.last_void
-                and bool(self.residents or self.queue_waiting()))
         row.update({
             "iterations": self.iterations,
             "prefill_only": self.cls_time[0] / span, "decode_only": self.cls_time[1] / span,
@@ -712,6 +716,6 @@ class StepStage(Stage):
             "mean_itl": self.itl_sum / self.itl_n if self.itl_n else nan,
             "itl_p50": self.itl.quantile(0.5) if self.itl_n else nan,
             "itl_p99": self.itl.quantile(0.99) if self.itl_n else nan,
-            "idle_with_work": idle,
+            "idle_with_work": self.idle_with_work(),
         })
         return row
