@@ -680,6 +680,25 @@ def test_an_attempt_that_admits_nobody_undoes_its_register_assignments():
                                                        (1, 9.0, 9.0)]
 
 
+ZERO_WORK_IN_ADMISSION = REGISTER_RESTORED.replace(
+    "run d (2);", "run d (0); run d (0); observe mid = now; run d (0);")
+
+
+def test_a_run_of_zero_work_does_not_stop_an_admission():
+    """§7 step 5: the admitted session's statements run at once "until it
+    blocks"; a run of zero work (§2: it completes at once) does not block it
+    there, though elsewhere it lets the sessions already ready go first.
+    REGISTER_RESTORED with session 0's `run d (2)` made three runs of zero
+    work: the attempt at 0 admits session 0, which passes them and joins the
+    engine in that admission: k 1, [0, 2) (done 2). At 1 session 2 ends
+    (done 1); at 2 session 1 is admitted and served at once: k 2, [2, 5)
+    (done 5). pyserq 0.1.3 gives these; before the fix session 0 joined at
+    the next attempt and ended at 5."""
+    rep = run(ZERO_WORK_IN_ADMISSION)
+    assert samples(rep, "mid") == [(0, 0.0, 0.0)]
+    assert samples(rep, "done") == [(2, 1.0, 1.0), (0, 2.0, 2.0), (1, 5.0, 5.0)]
+
+
 def test_decoders_are_counted_when_the_memory_is_read():
     """§7 step 7 (`decoders` over the scheduled residents, with `memory`):
     one decoder, `cost 1 + decoders / 2`: two iterations of 1.5, done 3."""
@@ -795,7 +814,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             NO_MEMORY, ONE_LONG_GAP, SERVED_BEFORE, STALLED_FIRST, EXCLUSIVE_NO_BUDGET,
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
-            SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
+            SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED, ZERO_WORK_IN_ADMISSION,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [

@@ -313,7 +313,12 @@ class HoldManager:
         ev = frame.event
         frame.event = None  # (the event refers to the frame: no cycle left for the collector)
         if inline:
-            fire(ev)
+            env = self.env
+            was, env.admitting = env.admitting, True
+            try:
+                fire(ev)
+            finally:
+                env.admitting = was
         else:
             trigger(self.env, ev, READY)
 
