@@ -100,14 +100,17 @@ session { turn;
 run { horizon 20; warmup 0; seed 1; }
 """
 
-# Part 04 SE-1 measured from 1.5
-SE1_WARMUP = """
+# Part 04 SE-1: one request of 10 prompt tokens and 4 output tokens, budget 4
+SE1 = """
 stage engine : step { budget 4; cost 1; }
 workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
 server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
          observe response = now; }
-run { horizon 20; warmup 1.5; seed 1; }
+run { horizon 20; warmup 0; seed 1; }
 """
+
+# SE-1 measured from 1.5
+SE1_WARMUP = SE1.replace("warmup 0;", "warmup 1.5;")
 
 # Part 04 SE-18 with a preempt-only iteration that costs nothing
 FREE_PREEMPTION = """
@@ -208,16 +211,10 @@ run { horizon 300; warmup 0; seed 1; }
 """
 
 # Part 04 SE-1 with claims over its iterations (Part 06 §8)
-SERVED_BEFORE = """
-stage engine : step { budget 4; cost 1; }
-workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
-server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
-         observe response = now; }
-claim fresh: some iteration of engine (served == 0);
+SERVED_BEFORE = SE1.replace("run {", """claim fresh: some iteration of engine (served == 0);
 claim ten: some iteration of engine (served == 10);
 claim before: every iteration of engine (served == 4 * now || now >= 3);
-run { horizon 20; warmup 0; seed 1; }
-"""
+run {""")
 
 # session 0 stalls in its growth at 1 (preempt none) until session 1 ends at 3
 STALLED_FIRST = """
@@ -248,13 +245,7 @@ run { horizon 20; warmup 0; seed 1; }
 """
 
 # Part 04 SE-1 cut at 2.5, inside its third iteration
-SE1_CUT = """
-stage engine : step { budget 4; cost 1; }
-workload { arrive batch(1); init { set n = 10; set o = 4; } session { request; } }
-server { run engine prefill (n); observe ttft = now; run engine decode (o - 1);
-         observe response = now; }
-run { horizon 2.5; warmup 0; seed 1; }
-"""
+SE1_CUT = SE1.replace("horizon 20;", "horizon 2.5;")
 
 SMALL_GRANULE = """
 stage engine : step { budget 1; cost 1; granule 0.5; }
@@ -314,21 +305,11 @@ run { horizon 20; warmup 0; seed 1; }
 """
 
 # Part 04 SE-18 with a register that adds up the preemptions its attempts made
-PREEMPTIONS_ADDED_UP = """
-pool reqs { cap 4; admit via engine; }
-pool kv { cap 9; preempt lifo; }
-stage engine : step { budget 16; cost 1 + p; memory kv; state p = 0;
-  iteration { serve by (-admission); set p = p + preempted; admit while (!preempted); } }
-workload { arrive batch(2); }
-session { turn;
-  hold reqs (1), kv (serial == 0 ? 4 : 5) {
-    observe adm = now;
-    run engine prefill (serial == 0 ? 4 : 5) growing kv;
-    run engine decode (3) growing kv;
-  } cache (0);
-  observe done = now; }
-run { horizon 40; warmup 0; seed 1; }
-"""
+PREEMPTIONS_ADDED_UP = FREE_PREEMPTION.replace(
+    "cost tokens > 0 ? 1 : 0; memory kv; serve by (-admission); }",
+    "cost 1 + p; memory kv; state p = 0;\n"
+    "  iteration { serve by (-admission); set p = p + preempted; admit while (!preempted); } }",
+).replace("horizon 20;", "horizon 40;")
 
 # newest first: session 2's prefill is scheduled, then session 1's growth preempts it
 BUDGET_GIVEN_BACK = """
