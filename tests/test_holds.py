@@ -591,15 +591,17 @@ def test_a_preempted_holds_overhang_is_what_it_put_back_beyond_its_allocation():
 
 
 @pytest.mark.parametrize("amount, rejected",
-                         [("10", 0), ("10.0000000009", 0), ("10.000000002", 1)])
+                         [("10", 0), ("10.0000000009", 0), ("10.000000001", 0),
+                          ("10.000000002", 1)])
 @pytest.mark.parametrize("units, reserve", JOIN_FORMS)
 def test_the_join_check_rejects_an_amount_above_the_cap(amount, rejected, units, reserve):
     """§4.2 step 1 with Part 03's convention that a comparison against a
     capacity allows 1e-9: units or a reservation that read no deployment
     state and need more than cap + 1e-9 never fit, and the session is
-    rejected at the join. On cap 10, 10 and 10.0000000009 are admitted and
-    10.000000002 is rejected. (pyserq 0.1.3, seed 1, rejects
-    10.0000000009 as well: a departure, pinned below.)"""
+    rejected at the join. On cap 10, 10, 10.0000000009 and 10.000000001
+    (cap + 1e-9 to the last bit) are admitted and 10.000000002 is rejected.
+    (pyserq 0.1.3, seed 1, rejects 10.0000000009 as well: a departure,
+    pinned below.)"""
     row = run(join(amount, units, reserve))["pools"][0]
     assert (row["rejected"], row["admissions"]) == (rejected, 1 - rejected)
 
