@@ -680,6 +680,28 @@ def test_a_run_of_zero_work_does_not_stop_an_admission():
     assert samples(rep, "done") == [(2, 1.0, 1.0), (0, 2.0, 2.0), (1, 5.0, 5.0)]
 
 
+# a serve key that weighs `decoding` against the admission order
+DECODING_WEIGHED = """
+pool p { cap 10; }
+stage engine : step { budget 1; cost 1; serve by (admission - 0.75 * decoding); }
+workload { arrive batch(2); }
+session { turn;
+  hold p (1) { branch (serial == 0) { run engine prefill (3); } else { run engine decode (2); } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+
+def test_decoding_is_one_for_a_decode_in_the_serve_key():
+    """§8.2 (`serve by`: `decoding` is 1 for a decode run, else 0):
+    session 0 (admitted first, prefill 3) has key admission, session 1
+    (admitted next, decode 2) admission + 1 - 0.75, so session 0 goes first
+    and, with budget 1, takes every iteration until its prompt is done:
+    [0, 3) (done 3), then session 1 decodes [3, 5) (done 5). (A `decoding`
+    of 2 would put session 1 first.)"""
+    assert samples(run(DECODING_WEIGHED), "done") == [(0, 3.0, 3.0), (1, 5.0, 5.0)]
+
+
 def test_decoders_are_counted_when_the_memory_is_read():
     """§7 step 7 (`decoders` over the scheduled residents, with `memory`):
     one decoder, `cost 1 + decoders / 2`: two iterations of 1.5, done 3."""
@@ -795,7 +817,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             NO_MEMORY, ONE_LONG_GAP, SERVED_BEFORE, STALLED_FIRST, EXCLUSIVE_NO_BUDGET,
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
-            SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED, ZERO_WORK_IN_ADMISSION,
+            SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
+            ZERO_WORK_IN_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
