@@ -596,8 +596,10 @@ def test_a_spill_tier_is_kept_within_its_cap_against_0_1_3():
 def test_holds_that_preempt_each_other_at_one_instant_stop_the_run():
     path = os.path.join(CASES, "0.1.3", "seed4549_unsettled.sq")
     with pytest.raises(SimulationError, match=r"the instant t = 7\.95\d* does not settle: "
-                       r"session \d+ became ready 1001 times .*preempt each other"):
+                       r"session \d+ became ready 1001 times .*preempt each other") as info:
         serq.run(serq.load(source=open(path, encoding="utf-8").read()))
+    # where it waits: line 16's `run E prefill`, inside the hold that is preempted
+    assert info.value.notes == ["the session is at <program>:16:19"]
 
 
 # the runner itself (generator seed 4546, 0.1.3): the reference answered

@@ -856,3 +856,49 @@ def test_holds_programs_against_the_reference(source, differs):
     count, mean, min and max, and every pool field the reference reports
     (but those `differs` names)."""
     assert_fields_match(run(source), run_reference(source, version="0.1.3"), "pools", differs)
+
+
+class _Spinner:
+    """A stand-in session for the readiness count: its serial, no process."""
+
+    serial = 3.0
+    proc = None
+
+
+def test_a_session_made_ready_more_than_1000_times_at_one_instant_stops_the_run():
+    """Part 02 §10.5: a session that becomes ready more than 1,000 times at
+    one instant (here: preempted and admitted again) stops the run; 1,000
+    times do not, and the count starts again at the next instant."""
+    from serq.core.errors import SPIN_LIMIT, SimulationError
+    from serq.runtime.sim.simulation import Simulation
+    sim = Simulation(serq.load(source=NESTED_RELEASE))
+    holds, s = sim.holds, _Spinner()
+    for _ in range(SPIN_LIMIT):
+        holds._count_spin(s)
+    sim.env.now = 0.5
+    for _ in range(SPIN_LIMIT):
+        holds._count_spin(s)
+    with pytest.raises(SimulationError, match=r"the instant t = 0\.5 does not settle: session 3 "
+                       r"became ready 1001 times"):
+        holds._count_spin(s)
+
+
+SELF_PREEMPTION_COUNTED = """
+stage E : step { budget 16; cost 1 + p; state p = 0;
+  iteration { serve; admit while (!preempted); set p = preempted; } }
+pool reqs { cap 4; preempt by (position); admit via E; }
+workload { arrive batch(1); session { request; } }
+server { hold reqs (2) { grow reqs (3); } }
+run { horizon 10; }
+"""
+
+
+def test_a_preemption_caused_by_an_admission_counts_once_in_preempted():
+    """Part 04 §9 (`preempted`: the residents this attempt has preempted)
+    with a preemption the admitted session causes itself (its `grow`, run
+    at once in the admission, preempts its own hold): `preempted` is 1, so
+    each attempt is a preempt-only iteration of cost 1 + 1 = 2, started at
+    0, 2, 4, 6, 8 and 10: 6 iterations and 6 preemptions, as in pyserq
+    0.1.3 (seed 1). A count of 2 would make them cost 3: 4 and 4."""
+    rep = run(SELF_PREEMPTION_COUNTED)
+    assert (rep["stages"][0]["iterations"], rep["pools"][0]["preemptions"]) == (6, 6)
