@@ -680,6 +680,33 @@ def test_a_run_of_zero_work_does_not_stop_an_admission():
     assert samples(rep, "done") == [(2, 1.0, 1.0), (0, 2.0, 2.0), (1, 5.0, 5.0)]
 
 
+# after an engine's admission, zero work outside one yields again
+ZERO_WORK_AFTER_ADMISSION = """
+pool reqs { cap 1; admit via engine; }
+pool Q { cap 2; }
+pool P { cap 1; }
+stage engine : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(3); }
+session { turn;
+  branch (serial == 0) { hold Q (2) { hold reqs (1) { run engine decode (1); } } }
+  else { hold Q (1) { branch (serial == 1) { run d (0); } hold P (1) { run d (1); } } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
+
+def test_a_run_of_zero_work_after_an_admission_lets_the_ready_sessions_go_first():
+    """§2 (zero work completes at once, behind the sessions already ready)
+    once the admission of §7 step 5 is over: session 0 is admitted by the
+    engine at 0 and decodes [0, 1) (done 1); its release of Q at 1 admits
+    sessions 1 and 2, in that order. Session 1's run of zero work puts it
+    behind session 2, which takes P first: [1, 2) (done 2), then session 1
+    [2, 3) (done 3). pyserq 0.1.3 gives these."""
+    assert samples(run(ZERO_WORK_AFTER_ADMISSION), "done") == [(0, 1.0, 1.0), (2, 2.0, 2.0),
+                                                               (1, 3.0, 3.0)]
+
+
 # a serve key that weighs `decoding` against the admission order
 DECODING_WEIGHED = """
 pool p { cap 10; }
@@ -818,7 +845,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
-            ZERO_WORK_IN_ADMISSION, DECODING_WEIGHED,
+            ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [

@@ -61,7 +61,7 @@ def requeue(env: Any) -> Event:
     ev = Event(env)
     ev._ok = True
     ev._value = None
-    if getattr(env, "admitting", False):  # (a plain SimPy environment never admits)
+    if env.admitting:
         ev.callbacks = None
         return ev
     heappush(env._queue, (env._now, READY, next(env._eid), ev))

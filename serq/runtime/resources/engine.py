@@ -686,10 +686,13 @@ class StepStage(Stage):
         self.admit_left = plan.left if left is None else left
         holds = self.sim.holds
         preemptions = holds.preemptions
+        env = self.env
         try:
             before = set(self.residents)
+            env.admitting = True  # the admitted session runs at once until it blocks
             admitted = holds.admit_from(pool)
         finally:
+            env.admitting = False
             self.admit_left = None
             # the admitted session's statements ran at once: a preemption
             # they caused (a `grow` that preempted itself or another holder)

@@ -313,12 +313,7 @@ class HoldManager:
         ev = frame.event
         frame.event = None  # (the event refers to the frame: no cycle left for the collector)
         if inline:
-            env = self.env
-            was, env.admitting = env.admitting, True
-            try:
-                fire(ev)
-            finally:
-                env.admitting = was
+            fire(ev)
         else:
             trigger(self.env, ev, READY)
 
