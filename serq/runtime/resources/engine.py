@@ -567,10 +567,13 @@ class StepStage(Stage):
         self.itl_n += len(gaps)
 
     def _serve_in_order(self, plan: Plan) -> None:
-        """The default body when nothing waits to be admitted and residents
-        are served in admission order: `serve_pass` over a snapshot of the
-        residents (which can only lose members while it runs), with the
-        common case -- a token that fits the resident's allocation -- inline."""
+        """`serve_pass` over every resident in admission order (the default
+        body's first pass; with nothing waiting to be admitted, the whole
+        body): over a snapshot of the residents (which can only lose members
+        while it runs), with the common case -- a token that fits the
+        resident's allocation -- inline. It leaves `plan.served` empty: only
+        a later pass over the newcomers an admission brings reads it, and a
+        newcomer is a run that was not a resident in this pass."""
         left = plan.left
         chunk = plan.chunk
         assign = plan.assign
@@ -657,6 +660,12 @@ class StepStage(Stage):
     def serve_pass(self, plan: Plan, only: Optional[Callable], keys: Optional[Callable],
                    among: Optional[set] = None) -> None:
         """`serve [only (p)] [order]`: residents not yet served, in order."""
+        if among is None and only is None and keys is None and self.spec.in_order \
+                and self.plain_order:
+            # the default body's pass over every resident in admission order
+            # (a hold waits to be admitted after it): the same pass, inline
+            self._serve_in_order(plan)
+            return
         skipped: set = set()
         served = plan.served
         # admission order: the residents as they stand (not changed while one is picked)
@@ -688,7 +697,7 @@ class StepStage(Stage):
         preemptions = holds.preemptions
         env = self.env
         try:
-            before = set(self.residents)
+            before = self.residents[:]  # (a set only when something was admitted)
             env.admitting = True  # the admitted session runs at once until it blocks
             admitted = holds.admit_from(pool)
         finally:
@@ -704,6 +713,7 @@ class StepStage(Stage):
         if not admitted:
             return None
         plan.admitted += 1
+        before = set(before)
         return [j for j in self.residents if j not in before]
 
     def row_values(self, span: float) -> dict[str, Any]:
