@@ -297,6 +297,21 @@ session { turn; hold kv (4) { run engine decode (2); } observe done = now; }
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# the session holds kv twice (nested holds), or once and a lease, while its run grows the inner hold
+KV_TWICE = """
+pool kv { cap 100; }
+stage engine : step { budget 8; cost kv_decode; memory kv; }
+workload { arrive batch(1); }
+session { turn; OUTER hold kv (2) { run engine decode (2) growing kv; } INNER observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+KV_NESTED = KV_TWICE.replace("OUTER", "hold kv (3) {").replace("INNER", "}")
+KV_LEASED = KV_TWICE.replace("OUTER", "hold kv (3) { } lease kv (inf);").replace("INNER", "")
+# one hold on kv (3) and a second pool, kv2 (2), which the run grows instead of the memory
+KV_OTHER_GROWN = KV_TWICE.replace("pool kv {", "pool kv2 { cap 100; }\npool kv {").replace(
+    "OUTER hold kv (2)", "hold kv (3), kv2 (2)").replace("growing kv;", "growing kv2;").replace(
+    "INNER ", "")
+
 DECODE_REQUEST = """
 stage engine : step { budget 4; cost 1; }
 workload { arrive batch(1); session { request; } }
@@ -834,6 +849,20 @@ def test_an_iteration_starting_at_the_warmup_is_in_the_decode_batch_means():
     assert (row["mean_decode_step"], row["iterations"]) == (1.0, 3)
 
 
+def test_kv_decode_adds_every_hold_on_the_memory_pool():
+    """§7.1 (`kv_decode`: the units each decoding resident's session holds
+    in the engine's `memory`, over all its holds): the session holds kv (3)
+    and, inside, kv (2), whose position its decode of 2 grows (0 -> 1 -> 2,
+    within the 2 allocated): each iteration costs 3 + 2 = 5, so the run is
+    done at 10. A lease on kv (3) instead of the outer hold is not a hold:
+    each iteration costs 2, done at 4. One hold on kv (3) and kv2 (2) whose
+    run grows kv2: the 3 units in kv count, done at 6. (pyserq 0.1.3 at seed
+    1: 10, 4 and 6.)"""
+    assert samples(run(KV_NESTED), "done") == [(0, 10.0, 10.0)]
+    assert samples(run(KV_LEASED), "done") == [(0, 4.0, 4.0)]
+    assert samples(run(KV_OTHER_GROWN), "done") == [(0, 6.0, 6.0)]
+
+
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
@@ -846,7 +875,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             FREE_PREEMPTION.replace("1 : 0;", "1 : -1;"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
-            DECODERS_WITH_MEMORY, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
+            DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
+            KV_OTHER_GROWN, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
     DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")

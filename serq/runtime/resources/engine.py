@@ -263,11 +263,17 @@ class StepStage(Stage):
                 if j.mode == "decode":
                     dec += 1
             return float(len(self.residents)), dec, 0.0, 0.0
+        holders = mem.holder_count  # session -> its holds and leases on `mem`
         for j in jobs:
             # the units the session holds in `mem` (a hold takes a pool once)
             held = 0.0
             s = j.session
-            if s is not None:
+            frame = j.frame
+            if frame is not None and j.growing is mem and holders.get(s) == 1:
+                # the hold the run grows is the session's only one on `mem`
+                # (the common case, without walking the session's holds)
+                held = frame.alloc[j.fk]
+            elif s is not None:
                 for frame in s.holds:
                     pools = frame.pools
                     if mem in pools:  # (pools compare by identity)
