@@ -312,6 +312,15 @@ KV_OTHER_GROWN = KV_TWICE.replace("pool kv {", "pool kv2 { cap 100; }\npool kv {
     "OUTER hold kv (2)", "hold kv (3), kv2 (2)").replace("growing kv;", "growing kv2;").replace(
     "INNER ", "")
 
+# the budget is the kv the prefilling residents hold, asked before the run first grows its hold
+BUDGET_FROM_KV = """
+pool kv { cap 100; }
+stage engine : step { budget kv_prefill; cost 1; memory kv; }
+workload { arrive batch(1); }
+session { turn; hold kv (4) { run engine prefill (8) growing kv; observe ttft = now; } }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 DECODE_REQUEST = """
 stage engine : step { budget 4; cost 1; }
 workload { arrive batch(1); session { request; } }
@@ -863,6 +872,18 @@ def test_kv_decode_adds_every_hold_on_the_memory_pool():
     assert samples(run(KV_OTHER_GROWN), "done") == [(0, 6.0, 6.0)]
 
 
+def test_a_budget_reads_the_kv_of_a_resident_not_yet_served():
+    """§7 step 1 (`kv_prefill` over the residents when the budget is
+    evaluated): at 0 the prefill of 8 has not grown its hold yet, and holds
+    4 units: the budget is 4, so [0, 1) schedules 4 tokens (within the 4
+    allocated) and [1, 2) the other 4 (the hold grows to 8, and the budget
+    read 4 again): ttft 2, two iterations (pyserq 0.1.3 at seed 1: the
+    same)."""
+    rep = run(BUDGET_FROM_KV)
+    assert samples(rep, "ttft") == [(0, 2.0, 2.0)]
+    assert stage(rep)["iterations"] == 2
+
+
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
@@ -876,7 +897,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
+            KV_OTHER_GROWN, BUDGET_FROM_KV, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
     DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")
