@@ -67,3 +67,39 @@ def test_bench_fleet_prints_events_and_cost_per_event():
     assert [r[:2] for r in rows] == [["replica", "2"], ["llmd", "2"]]
     for r in rows:
         assert int(r[2].replace(",", "")) > 0 and float(r[3]) > 0 and float(r[5]) > 0
+
+
+def _fleet_module():
+    """scripts/bench_fleet.py as a module (registered: its dataclasses look it up)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "bench_fleet", os.path.join(ROOT, "scripts", "bench_fleet.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_fleet", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("status, events, error", [
+    (0, 7, None),
+    (1, 7, None),       # sessions ended stuck: the report is whole (issue 28's fleets at 400)
+    (2, None, "boom"),  # a usage error, even with output, is a failure
+])
+def test_fleet_measures_a_run_by_its_report(status, events, error):
+    """bench_fleet.run_json: a run that printed its report and exited 0 or
+    1 (`serq-simpy run` exits 1 when sessions ended stuck) is measured with
+    the report's event count; any other exit is a failure named by the last
+    line of its standard error."""
+    fleet = _fleet_module()
+    code = ("import json, sys; print(json.dumps({'events': 7})); "
+            f"sys.stderr.write('boom\\n'); sys.exit({status})")
+    got = fleet.run_json([sys.executable, "-c", code], dict(os.environ))
+    assert (got.events, got.error) == (events, error)
+
+
+def test_fleet_counts_a_run_without_a_report_as_failed():
+    """Exit 1 without a JSON report (an error message only) is a failure."""
+    fleet = _fleet_module()
+    code = "import sys; sys.stderr.write('x.sq:1:1: error: bad\\n'); sys.exit(1)"
+    got = fleet.run_json([sys.executable, "-c", code], dict(os.environ))
+    assert (got.events, got.error) == (None, "x.sq:1:1: error: bad")
