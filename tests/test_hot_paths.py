@@ -341,30 +341,55 @@ def test_add_many_of_many_gaps_is_the_gap_by_gap_formula():
             total, hist._sum = 0.0, 0.0  # start the sum again to keep checking it
 
 
+class _Holder:
+    """A session as `totals` reads it: its holds (hashable, as a pool's
+    holder count keys sessions)."""
+
+    def __init__(self, holds: list) -> None:
+        self.holds = holds
+
+
 def test_totals_sum_what_each_hold_has_in_the_memory_pool():
     # `totals` over a plan's runs: each session's units in the engine's
     # memory pool, over all its holds (a hold names a pool at most once, at
     # any place; holds without it, and emptied holds, add nothing), summed
     # by decoders and prefills in run order (fails when a hold is missed,
-    # the wrong place is read or the order of the additions changes)
+    # the wrong place is read or the order of the additions changes). A run
+    # that grows a hold on the memory pool may take the shortcut (its
+    # hold's allocation, when the pool counts its session once: the holds
+    # on it plus its leases), which must give the same sums.
     from types import SimpleNamespace
 
     from serq.runtime.resources.engine import StepStage
     rng = random.Random(19)
-    mem, other, third = object(), object(), object()
+    other, third = object(), object()
+    mem = SimpleNamespace(holder_count={})
     st = StepStage.__new__(StepStage)
     st.spec = SimpleNamespace(needs_kv=True)
     st.memory = mem
+    shortcuts = 0
     for trial in range(300):
         jobs = []
+        mem.holder_count = {}
         for _ in range(rng.randint(0, 6)):
             holds = []
             for _ in range(rng.randint(0, 3)):
                 pools = rng.sample([mem, other, third], rng.randint(0, 3))
                 holds.append(SimpleNamespace(pools=pools, alloc=[
                     rng.choice([16.0, 0.1, 0.2, rng.uniform(0, 1e4)]) for _ in pools]))
-            s = SimpleNamespace(holds=holds) if rng.random() < 0.9 else None
-            jobs.append(SimpleNamespace(session=s, mode=rng.choice(["decode", "prefill"])))
+            s = _Holder(holds) if rng.random() < 0.9 else None
+            job = SimpleNamespace(session=s, mode=rng.choice(["decode", "prefill"]),
+                                  frame=None, fk=-1, growing=None)
+            on_mem = [f for f in holds if mem in f.pools] if s is not None else []
+            if on_mem:
+                leases = rng.choice([0, 0, 1])
+                mem.holder_count[s] = len(on_mem) + leases
+                shortcuts += len(on_mem) + leases == 1
+                if rng.random() < 0.8:  # the run grows one of them
+                    job.frame = rng.choice(on_mem)
+                    job.fk = job.frame.pools.index(mem)
+                    job.growing = mem
+            jobs.append(job)
         st.residents = jobs
         dec = kvd = kvp = 0.0
         for j in jobs:
@@ -379,6 +404,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             else:
                 kvp += held
         assert st.totals(jobs) == (float(len(jobs)), dec, kvd, kvp), trial
+    assert shortcuts > 100  # (the shortcut's case is common among the trials)
 
 
 def test_a_computed_index_reads_the_member_or_reports_the_index():
