@@ -321,6 +321,34 @@ session { turn; hold kv (4) { run engine prefill (8) growing kv; observe ttft = 
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# session 0's admission forks a leg that runs on the engine too
+LEG_IN_ADMISSION = """
+pool reqs { cap 1; admit via engine; }
+stage engine : step { budget 4; cost 1; }
+workload { arrive batch(2); }
+session { turn;
+  hold reqs (1) {
+    branch (serial == 0) { fork { observe x = 1; run engine decode (1); observe leg = now; } }
+    observe x = 2; run engine decode (2); join; }
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
+# session 0's admission releases p, which lets session 1 through to the engine
+RELEASED_IN_ADMISSION = """
+pool reqs { cap 2; admit via engine; }
+pool p { cap 1; }
+stage engine : step { budget 4; cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold p (1) { run d (1);
+    hold reqs (1) { release p; run engine decode (1); observe s0 = now; } } }
+  else { hold p (1) { run engine decode (1); observe s1 = now; } }
+  observe done = now; }
+run { horizon 30; warmup 0; seed 1; }
+"""
+
 DECODE_REQUEST = """
 stage engine : step { budget 4; cost 1; }
 workload { arrive batch(1); session { request; } }
@@ -884,6 +912,34 @@ def test_a_budget_reads_the_kv_of_a_resident_not_yet_served():
     assert stage(rep)["iterations"] == 2
 
 
+def test_a_leg_forked_in_an_admission_joins_that_iteration():
+    """§7 step 5: the admitted session runs at once until it blocks, and
+    what it made ready runs in the admission too. Session 0, admitted at 0,
+    forks a leg and runs decode (2) (it observes x = 2 first); then the leg
+    runs (x = 1) and its decode (1) joins: both are newcomers of the
+    iteration [0, 1), so the leg is done at 1 and session 0 at 2; session
+    1 is admitted at 2 and done at 4 (mean 3). pyserq 0.1.3 at seed 1 gives
+    these, and the order of the two x samples; before, the leg started after
+    the admission and joined at 1 (done at 2)."""
+    rep = run(LEG_IN_ADMISSION)
+    assert samples(rep, "leg") == [(0, 1.0, 1.0)]
+    assert [v for _k, _t, v in samples(rep, "x")] == [2.0, 1.0, 2.0]
+    assert sorted(t for _k, t, _v in samples(rep, "done")) == [2.0, 4.0]
+
+
+def test_a_session_released_in_an_admission_joins_that_iteration():
+    """§7 step 5, as above: session 0 holds p, and at 1 the engine admits
+    its request, whose first statement releases p; session 1, waiting for p,
+    is let through and runs in the admission, so its decode (1) joins the
+    iteration [1, 2) beside session 0's: both done at 2, one iteration
+    (pyserq 0.1.3 at seed 1: the same, 2 events; before, session 1 joined
+    the next iteration and was done at 3)."""
+    rep = run(RELEASED_IN_ADMISSION)
+    assert samples(rep, "s0") == [(0, 2.0, 2.0)]
+    assert samples(rep, "s1") == [(1, 2.0, 2.0)]
+    assert stage(rep)["iterations"] == 1
+
+
 # ---------------------------------------------------------------- the reference
 
 #: The programs compared with pyserq 0.1.3 (seed 1).
@@ -897,7 +953,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, BUDGET_FROM_KV, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
+            KV_OTHER_GROWN, BUDGET_FROM_KV, LEG_IN_ADMISSION,
+            RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
     DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")

@@ -15,7 +15,7 @@ Three priorities give the language's execution model:
 """
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heappop, heappush
 from typing import Any, Callable, Protocol
 
 from simpy.events import Event
@@ -66,6 +66,27 @@ def requeue(env: Any) -> Event:
         return ev
     heappush(env._queue, (env._now, READY, next(env._eid), ev))
     return ev
+
+
+def run_ready(env: Any) -> None:
+    """Handle now, in order, every entry of the current instant with READY
+    priority, and those they add in turn: the ready queue of a step
+    engine's admission. The admitted session runs at once until it blocks
+    (Part 04 §7 step 5), and what its statements made ready -- a leg it
+    forked, a session a release of it let through a pool -- runs in the
+    admission too, before the engine serves the newcomers (pyserq 0.1.3:
+    such a run joins the iteration being planned). The caller is the end of
+    an instant, where no other entry of the instant is left: every entry
+    handled here was made by the admission."""
+    q = env.queue
+    now = env.now
+    while q and q[0][0] == now and q[0][1] == READY:
+        event = heappop(q)[3]
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):
+            raise event._value
 
 
 def fire(event: Event, value: Any = None) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
-from ..kernel.instant import CALENDAR, READY, Instant, timer_event
+from ..kernel.instant import CALENDAR, READY, Instant, run_ready, timer_event
 from ...core.numeric import seq_sum
 from ...core.tolerance import TOL
 from .decision import decision, overridden
@@ -706,6 +706,8 @@ class StepStage(Stage):
             before = self.residents[:]  # (a set only when something was admitted)
             env.admitting = True  # the admitted session runs at once until it blocks
             admitted = holds.admit_from(pool)
+            if admitted:
+                run_ready(env)  # and what it made ready runs in the admission too
         finally:
             env.admitting = False
             self.admit_left = None

@@ -61,7 +61,8 @@ class Legs:
 
     def fork(self, s: Any, body: Callable, at: str) -> None:
         """Start a leg of `s` running `body` (it becomes ready behind the
-        sessions already ready at this instant)."""
+        sessions already ready at this instant; forked in a step engine's
+        admission, it runs before the admission ends: `run_ready`)."""
         leg = copy.copy(s)
         leg.parent = s
         leg.legs = []
