@@ -75,9 +75,10 @@ def run_ready(env: Any) -> None:
     (Part 04 §7 step 5), and what its statements made ready -- a leg it
     forked, a session a release of it let through a pool -- runs in the
     admission too, before the engine serves the newcomers (pyserq 0.1.3:
-    such a run joins the iteration being planned). The caller is the end of
-    an instant, where no other entry of the instant is left: every entry
-    handled here was made by the admission."""
+    such a run joins the iteration being planned). An engine attempts only
+    when no other entry of the instant is left (the end of an instant, or a
+    quiet iteration end), so every entry handled here was made during the
+    attempt."""
     q = env.queue
     now = env.now
     while q and q[0][0] == now and q[0][1] == READY:
