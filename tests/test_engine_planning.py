@@ -334,6 +334,12 @@ session { turn;
 run { horizon 30; warmup 0; seed 1; }
 """
 
+# the same with a run of zero work after the fork: the session goes on behind the leg
+LEG_BEFORE_ZERO_WORK = LEG_IN_ADMISSION.replace(
+    "stage engine : step { budget 4; cost 1; }",
+    "stage engine : step { budget 4; cost 1; }\nstage d : delay;").replace(
+    "observe x = 2;", "run d (0); observe x = 2;")
+
 # session 0's admission releases p, which lets session 1 through to the engine
 RELEASED_IN_ADMISSION = """
 pool reqs { cap 2; admit via engine; }
@@ -719,9 +725,9 @@ ZERO_WORK_IN_ADMISSION = REGISTER_RESTORED.replace(
 
 def test_a_run_of_zero_work_does_not_stop_an_admission():
     """§7 step 5: the admitted session's statements run at once "until it
-    blocks"; a run of zero work (§2: it completes at once) does not block it
-    there, though elsewhere it lets the sessions already ready go first.
-    REGISTER_RESTORED with session 0's `run d (2)` made three runs of zero
+    blocks"; a run of zero work (§2: it completes at once, behind the
+    sessions already ready) only puts it behind what the admission made
+    ready, which runs before the admission ends. REGISTER_RESTORED with session 0's `run d (2)` made three runs of zero
     work: the attempt at 0 admits session 0, which passes them and joins the
     engine in that admission: k 1, [0, 2) (done 2). At 1 session 2 ends
     (done 1); at 2 session 1 is admitted and served at once: k 2, [2, 5)
@@ -927,6 +933,19 @@ def test_a_leg_forked_in_an_admission_joins_that_iteration():
     assert sorted(t for _k, t, _v in samples(rep, "done")) == [2.0, 4.0]
 
 
+def test_zero_work_in_an_admission_goes_on_behind_a_leg_made_ready():
+    """§2 and §7 step 5, together: in the admission session 0 forks the leg
+    (ready), then runs zero work, which puts it behind the leg: the leg
+    observes x = 1 first, then the session x = 2; both runs still join the
+    iteration [0, 1), so the leg is done at 1 and the session at 2 (pyserq
+    0.1.3 at seed 1: x 1 then 2, and these times; a session that went
+    straight on past its zero work observed 2 first)."""
+    rep = run(LEG_BEFORE_ZERO_WORK)
+    assert [v for _k, _t, v in samples(rep, "x")] == [1.0, 2.0, 2.0]
+    assert samples(rep, "leg") == [(0, 1.0, 1.0)]
+    assert sorted(t for _k, t, _v in samples(rep, "done")) == [2.0, 4.0]
+
+
 def test_a_session_released_in_an_admission_joins_that_iteration():
     """§7 step 5, as above: session 0 holds p, and at 1 the engine admits
     its request, whose first statement releases p; session 1, waiting for p,
@@ -953,7 +972,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, BUDGET_FROM_KV, LEG_IN_ADMISSION,
+            KV_OTHER_GROWN, BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [

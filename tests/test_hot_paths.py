@@ -384,11 +384,11 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             if on_mem:
                 leases = rng.choice([0, 0, 1])
                 mem.holder_count[s] = len(on_mem) + leases
-                shortcuts += len(on_mem) + leases == 1
                 if rng.random() < 0.8:  # the run grows one of them
                     job.frame = rng.choice(on_mem)
                     job.fk = job.frame.pools.index(mem)
                     job.growing = mem
+                    shortcuts += len(on_mem) + leases == 1  # (the shortcut's case)
             jobs.append(job)
         st.residents = jobs
         dec = kvd = kvp = 0.0
@@ -404,7 +404,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             else:
                 kvp += held
         assert st.totals(jobs) == (float(len(jobs)), dec, kvd, kvp), trial
-    assert shortcuts > 100  # (the shortcut's case is common among the trials)
+    assert shortcuts > 100  # (the generator reaches the shortcut: 137 runs at seed 19)
 
 
 def test_a_computed_index_reads_the_member_or_reports_the_index():

@@ -39,10 +39,6 @@ class Calendar(Environment):
 
     #: the current time (a plain attribute: `Environment.now` is a property)
     now: float = 0.0
-    #: a step engine's admission is running the admitted session at once
-    #: (`StepStage.admit_one`, Part 04 §7 step 5): a run of zero work does
-    #: not stop it (`requeue`)
-    admitting: bool = False
 
     def __init__(self, initial_time: float = 0.0):
         super().__init__(initial_time)

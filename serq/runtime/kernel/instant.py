@@ -52,18 +52,12 @@ def timer(env: Any, delay: float, callback: Callable[[Event], None],
 
 def requeue(env: Any) -> Event:
     """An event that resumes the waiting session behind the sessions
-    already ready at this instant (a run of zero work, Part 04 §2).
-
-    While a step engine's admission runs the admitted session at once
-    (Part 04 §7 step 5: "until it blocks") the event has already been
-    handled, so the session goes straight on: zero work does not block it
-    (pyserq 0.1.3: the session joins the engine in that same admission)."""
+    already ready at this instant (a run of zero work, Part 04 §2). In a
+    step engine's admission those run before the admission ends
+    (`run_ready`), so such a session can still join the engine there."""
     ev = Event(env)
     ev._ok = True
     ev._value = None
-    if env.admitting:
-        ev.callbacks = None
-        return ev
     heappush(env._queue, (env._now, READY, next(env._eid), ev))
     return ev
 

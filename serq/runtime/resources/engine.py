@@ -666,10 +666,10 @@ class StepStage(Stage):
     def serve_pass(self, plan: Plan, only: Optional[Callable], keys: Optional[Callable],
                    among: Optional[set] = None) -> None:
         """`serve [only (p)] [order]`: residents not yet served, in order."""
-        if among is None and only is None and keys is None and self.spec.in_order \
-                and self.plain_order:
+        if among is None and self.spec.in_order and self.plain_order:
             # the default body's pass over every resident in admission order
-            # (a hold waits to be admitted after it): the same pass, inline
+            # (`in_order`: no `only`, no keys; a hold waits to be admitted
+            # after it): the same pass, inline
             self._serve_in_order(plan)
             return
         skipped: set = set()
@@ -701,15 +701,14 @@ class StepStage(Stage):
         self.admit_left = plan.left if left is None else left
         holds = self.sim.holds
         preemptions = holds.preemptions
-        env = self.env
         try:
             before = self.residents[:]  # (a set only when something was admitted)
-            env.admitting = True  # the admitted session runs at once until it blocks
+            # the admitted session runs at once until it blocks, then what it
+            # made ready, in order, before the admission ends
             admitted = holds.admit_from(pool)
             if admitted:
-                run_ready(env)  # and what it made ready runs in the admission too
+                run_ready(self.env)
         finally:
-            env.admitting = False
             self.admit_left = None
             # the admitted session's statements ran at once: a preemption
             # they caused (a `grow` that preempted itself or another holder)
