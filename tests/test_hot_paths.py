@@ -503,3 +503,99 @@ def test_block_rounding_keeps_nan_and_infinities():
             down = x if block is None else math.floor(x / block) * block
             assert pool.ru(x) == up and type(pool.ru(x)) is type(up), (block, x)
             assert pool.rd(x) == down and type(pool.rd(x)) is type(down), (block, x)
+
+
+def test_deferred_decode_tokens_are_recorded_as_one_by_one():
+    # an engine's iteration end records a run's first decode token and
+    # defers the later ones (`decode_deferred`, `job.ticks`); they are
+    # recorded when anything else reads or records the session's tokens
+    # (`settle`). Two logs see the same random history of sessions -- runs
+    # of decode tokens on two stages, prefill tokens, requests, turns begun
+    # without a token, preemptions, a decode token from another path (a
+    # burst) in the middle of a run, warm-up passing mid-run -- one token
+    # by one and with deferral: same sequences, rows, gaps and stages' sums
+    from types import SimpleNamespace
+
+    from serq.runtime.sim.tokens import TokenLog
+
+    class Stage:
+        def __init__(self, name):
+            self.name = name
+            self.calls = []
+
+        def add_gaps(self, gaps):
+            self.calls.append(list(gaps))
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        stages = [Stage("a"), Stage("b")]
+        warmup = rng.choice([0.0, 5.0, 20.0])
+        logs = (TokenLog(warmup), TokenLog(warmup))
+        n = 6
+        sessions = [[SimpleNamespace(tok=None, turn_no=0.0, sid=i) for i in range(n)]
+                    for _ in logs]
+        jobs: list = [None] * n  # the running run (its stage, and the deferring log's job)
+        t = 0.0
+        for _ in range(600):
+            t += rng.choice([0.0, 0.25, 0.5, 1.0])
+            i = rng.randrange(n)
+            a, b = sessions[0][i], sessions[1][i]
+            job = jobs[i]
+            x = rng.random()
+            if job is not None:
+                stage = job.stage
+                if x < 0.75:  # an iteration's end: a decode token
+                    logs[0].decode(a, stage, t)
+                    if job.ticks is not None:
+                        job.ticks.append(t)
+                    else:
+                        logs[1].decode_deferred(b, stage, t, job)
+                elif x < 0.8:  # another path's decode token of the same run
+                    logs[0].decode(a, stage, t)
+                    logs[1].decode(b, stage, t)
+                elif x < 0.85:  # preempted: the run leaves
+                    logs[0].preempted(a, stage)
+                    logs[1].preempted(b, stage)
+                    jobs[i] = None
+                else:  # the run ends
+                    jobs[i] = None
+                continue
+            stage = rng.choice(stages)
+            if x < 0.3:
+                jobs[i] = SimpleNamespace(session=b, stage=stage, ticks=None)
+            elif x < 0.45:
+                for log, s in zip(logs, (a, b)):
+                    log.begin_request(s, t)
+            elif x < 0.6:
+                for log, s in zip(logs, (a, b)):
+                    if s.tok is not None:
+                        log.end_request(s, t)
+            elif x < 0.75:
+                for log, s in zip(logs, (a, b)):
+                    log.token(s, stage, False, t)
+            elif x < 0.9:
+                a.turn_no = b.turn_no = a.turn_no + 1  # a turn begins; no token yet
+            else:
+                for log, s in zip(logs, (a, b)):
+                    log.preempted(s, stage)
+        calls = []
+        for log in logs:
+            for stage in stages:
+                stage.calls = []
+            log.finish()
+            calls.append([stage.calls for stage in stages])
+        assert calls[0] == calls[1] and any(calls[0])
+        for rows in ("ttft", "tpot"):
+            one, two = getattr(logs[0], rows), getattr(logs[1], rows)
+            for f in ("times", "sessions", "turns", "values"):
+                assert getattr(one, f) == getattr(two, f), (seed, rows, f)
+            assert one.dropped == two.dropped
+        for a, b in zip(*sessions):
+            if a.tok is None:
+                assert b.tok is None
+                continue
+            assert b.tok.pend is None
+            for seq in ("request", "turn"):
+                u, v = getattr(a.tok, seq), getattr(b.tok, seq)
+                assert (u.first, u.last, u.count, u.prev_decode, u.prev_stage) == \
+                    (v.first, v.last, v.count, v.prev_decode, v.prev_stage), (seed, seq)

@@ -50,7 +50,8 @@ DECISIONS = ("serving_order", "in_batch", "admission_pool")
 class StepJob(Job):
     """A run on a step stage: `mode` prefill/decode, `remaining` tokens."""
 
-    __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall", "frame", "fk")
+    __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall", "frame", "fk",
+                 "ticks")
 
 
 class Plan:
@@ -174,6 +175,7 @@ class StepStage(Stage):
         job.growing = growing
         job.stall = None
         job.frame = None
+        job.ticks = None  # its deferred decode tokens' times (`TokenLog.decode_deferred`)
         job.joined = env.now
         if mode == "prefill" and session is not None:
             self.sim.tokens.prefill_run(session, work)
@@ -531,11 +533,15 @@ class StepStage(Stage):
         for job, t, _k in assign:
             rem = job.remaining = job.remaining - t
             if job.mode == "decode":
-                s = job.session
-                if s is not None:
-                    if decode is None:
-                        decode = sim.tokens.decode
-                    decode(s, self, now)
+                ticks = job.ticks
+                if ticks is not None:  # (a decode token it had deferred its later ones)
+                    ticks.append(now)
+                else:
+                    s = job.session
+                    if s is not None:
+                        if decode is None:
+                            decode = sim.tokens.decode_deferred
+                        decode(s, self, now, job)
             if rem <= TOL:
                 if done is None:
                     done = [job]

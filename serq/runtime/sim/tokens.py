@@ -79,7 +79,8 @@ def compact(gaps: dict) -> None:
 class TokenState:
     """A session's request and turn sequences, and its pending gaps."""
 
-    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active", "ttft", "prompt")
+    __slots__ = ("request", "turn", "turn_no", "gaps", "req_start", "active", "ttft", "prompt",
+                 "pend")
 
     def __init__(self) -> None:
         self.request = _Sequence()
@@ -94,6 +95,8 @@ class TokenState:
         self.active = False
         self.ttft: Optional[int] = None  # the request's ttft row, while it stands
         self.prompt = 0.0  # the tokens of the request's first prefill run (`prefill_run`)
+        # the run whose later decode tokens wait on it (`decode_deferred`), or None
+        self.pend: Any = None
 
 
 class TokenLog:
@@ -110,11 +113,66 @@ class TokenLog:
         self.final: dict[Any, array] = {}
 
     def state(self, s: Any) -> TokenState:
+        """The session's token state, its deferred tokens recorded."""
         st = s.tok
         if st is None:
             st = s.tok = TokenState()
             self.states.append(st)
+        elif st.pend is not None:
+            self.settle(st)
         return st
+
+    def decode_deferred(self, s: Any, stage: Any, t: float, job: Any) -> None:
+        """`decode(s, stage, t)` for a run's decode token at the end of an
+        iteration of `stage` (`StepStage._finish`), and the run's later
+        tokens deferred: the engine appends their times to `job.ticks`, and
+        they are recorded (`settle`) when anything else reads or records
+        the session's tokens. After a decode token, each further decode
+        token of the same run only continues the sequences (`decode_run`),
+        and nothing reads them in between, so deferring them changes no
+        number and no order of the report; the engine's iteration end no
+        longer reads the session's token state at every token."""
+        self.decode(s, stage, t)
+        s.tok.pend = job
+        job.ticks = []
+
+    def settle(self, st: TokenState) -> None:
+        """Record the deferred decode tokens of `st.pend` (`decode_deferred`):
+        each continues the sequences of the turn and request they were made
+        in (the session may have begun its next turn since; `token` closes
+        that turn after this), as `decode`'s common case records it."""
+        job = st.pend
+        st.pend = None
+        ticks = job.ticks
+        job.ticks = None
+        if not ticks:
+            return
+        stage = job.stage
+        n = len(ticks)
+        last = ticks[-1]
+        if st.active:
+            r = st.request
+            r.count += n
+            r.last = last
+            r.prev_decode = True
+            r.prev_stage = stage
+        u = st.turn
+        if last >= self.warmup:  # the gaps ending after warm-up
+            before = [u.last]
+            before += ticks[:-1]
+            gaps = list(map(sub, ticks, before))  # each time minus the token before it
+            i = bisect_left(ticks, self.warmup)
+            if i:
+                del gaps[:i]
+            out = st.gaps.get(stage)
+            if out is None:
+                st.gaps[stage] = gaps
+            else:
+                out.extend(gaps)
+        u.count += n
+        u.last = last
+        u.prev_decode = True
+        u.prev_stage = stage
 
     def begin_request(self, s: Any, now: float) -> None:
         st = self.state(s)
@@ -147,7 +205,7 @@ class TokenLog:
 
     def token(self, s: Any, stage: Any, decode: bool, t: float) -> None:
         """A token of session `s` on `stage` at time `t`."""
-        st = s.tok if s.tok is not None else self.state(s)
+        st = self.state(s)
         if st.active and not st.request.token(stage, decode, t):
             # the request's first token (again): its ttft sample, replacing one
             if st.ttft is not None:
@@ -174,6 +232,8 @@ class TokenLog:
         st = s.tok
         if st is None or s.turn_no != st.turn_no:
             return self.token(s, stage, True, t)
+        if st.pend is not None:
+            self.settle(st)
         u = st.turn
         r = st.request
         if not u.count or (st.active and not r.count):
@@ -242,6 +302,8 @@ class TokenLog:
         """The session was preempted while resident at `stage`."""
         st = s.tok
         if st is not None:
+            # (deferred tokens need not be recorded first: they leave the
+            # marks as they find them, and the marks come after them)
             for seq in (st.request, st.turn):
                 if seq.preempted:
                     seq.preempted.add(stage)
@@ -254,6 +316,8 @@ class TokenLog:
         (`final`), which the stage takes `FINAL_CHUNK` gaps at a time: a
         stage's sum depends only on the order of its own gaps, which the
         buffer keeps, and its buckets on no order."""
+        if st.pend is not None:
+            self.settle(st)
         pending = st.gaps
         if not pending:
             return
