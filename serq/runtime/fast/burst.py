@@ -232,7 +232,7 @@ class Burst(ClosedRuns):
         _stamp, assign, tokens, dec, prefilled, attention, r, kvd, kvp, cost, run, _ready = kept
         if run is None:
             run = self._run_of(assign, tokens, float(dec), prefilled, attention)
-        cls, pairs, grows, sessions, moving, regrow = run
+        cls, pairs, grows, decoders, moving, regrow = run
         for job, t in pairs:
             if job.remaining - t <= TOL:  # a run finishes: `_finish` in full
                 self._finish()
@@ -254,10 +254,8 @@ class Burst(ClosedRuns):
             rem = job.remaining = job.remaining - t
             if rem - t <= TOL:
                 finishing = True
-        if sessions:
-            decode = sim.tokens.decode
-            for s in sessions:
-                decode(s, self, now)
+        if decoders:
+            sim.tokens.decode_run(decoders, self, [now])
         instant = self.instant
         if not self.dirty:
             self.dirty = True

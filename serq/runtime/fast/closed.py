@@ -388,14 +388,14 @@ class ClosedRuns:
             frame.pos[fk] = float(pos[m, i])
             frame.grown = True
         if dec:
-            sessions = [job.session for job, _t, _k in assign
+            decoders = [job for job, _t, _k in assign
                         if job.mode == "decode" and job.session is not None]
-            if sessions:
-                sim.tokens.decode_run(sessions, self, tail[:m].tolist())
+            if decoders:
+                sim.tokens.decode_run(decoders, self, tail[:m].tolist())
         env.now = end
         return m
 
-    def _quick(self, pairs: list, grows: list, sessions: list, times: list, tokens: float,
+    def _quick(self, pairs: list, grows: list, decoders: list, times: list, tokens: float,
                dec: int, cls: int, cost: float, now: float,
                regrow: Optional[Callable[[], Optional[float]]]) -> tuple[float, bool]:
         """The iterations of a plan with a fixed cost from `now`, one by one
@@ -480,7 +480,7 @@ class ClosedRuns:
                 int_dec += dec * dt
                 t_last = end
             now = end
-            if sessions:
+            if decoders:
                 times.append(end)
             if not each:
                 continue
@@ -590,7 +590,7 @@ class ClosedRuns:
             fdec = float(dec)
             if run is None:
                 run = self._run_of(assign, tokens, fdec, prefilled, attention)
-            cls, pairs, grows, sessions, moving, regrow = run
+            cls, pairs, grows, decoders, moving, regrow = run
             finishing = False
             for job, t in pairs:
                 if job.remaining - t <= TOL:
@@ -648,11 +648,11 @@ class ClosedRuns:
                         stretch = room >= STRETCH_MIN
                         quick = not stretch
                     if stretch and times:
-                        decode_run(sessions, self, times)
+                        decode_run(decoders, self, times)
                         times = []
                     m = 0
                     if quick:
-                        now, due = self._quick(pairs, grows, sessions, times, tokens, dec, cls,
+                        now, due = self._quick(pairs, grows, decoders, times, tokens, dec, cls,
                                                cost, now, regrow)
                         if regrow is not None and regrow.cost is not None:  # it grew holds
                             r, kvd, kvp, cost = regrow.r, regrow.kvd, regrow.kvp, regrow.cost
@@ -707,11 +707,11 @@ class ClosedRuns:
                         rem = job.remaining = job.remaining - t
                         if rem - t <= TOL:
                             finishing = True
-                    if sessions:
+                    if decoders:
                         times.append(end)
             finally:
                 if times:  # the tokens of the iterations run one by one
-                    decode_run(sessions, self, times)
+                    decode_run(decoders, self, times)
             kept = None  # plan again
 
     def _plan_stamp(self) -> int:
@@ -739,14 +739,14 @@ class ClosedRuns:
                 attention: float) -> ClosedRun:
         """What a closed run needs of a plan, in one pass over it: its class
         (prefill only, decode only, mixed), the runs with their tokens, the
-        growing holds, the decoding sessions, whether a prefill moves a hold
+        growing holds, the decoding runs, whether a prefill moves a hold
         (its attention changes), and the growth step (`Regrow`; None when the
         plan reads what growth changes)."""
         cls = 2 if prefilled > 0 and fdec else 0 if prefilled > 0 else 1
         grows = []
         moving = False
         pairs = []
-        sessions = []
+        decoders = []
         for job, t, _k in assign:
             pairs.append((job, t))
             s = job.session
@@ -757,7 +757,7 @@ class ClosedRuns:
                     if mode == "prefill":
                         moving = True
                 if mode == "decode":
-                    sessions.append(s)
+                    decoders.append(job)
         regrow = None if self.spec.grow_moves else Regrow(self, assign, tokens, fdec, prefilled,
                                                           attention)
-        return ClosedRun(cls, pairs, grows, sessions, moving, regrow)
+        return ClosedRun(cls, pairs, grows, decoders, moving, regrow)

@@ -87,17 +87,18 @@ def _again(side: list) -> Optional[list]:
     st = side[ST]
     if not st.closed_ok or not st.burst or st.queue_waiting():
         return None
-    if not _continued(side[KEPT].run.sessions):
+    if not _continued(side[KEPT].run.decoders):
         return None
     if side[TIMES]:
         side[TIMES] = []
     return side
 
 
-def _continued(sessions: list) -> bool:
-    """Whether each decode token of the sessions continues their sequences
-    (`TokenLog.decode_run` records them so)."""
-    for s in sessions:
+def _continued(decoders: list) -> bool:
+    """Whether each decode token of the runs continues their sessions'
+    sequences (`TokenLog.decode_run` records them so)."""
+    for job in decoders:
+        s = job.session
         tok = s.tok
         if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
                 (tok.active and not tok.request.count):
@@ -113,7 +114,7 @@ def _new_side(st: "StepStage") -> Optional[list]:
         run = st._run_of(kept.assign, kept.tokens, float(kept.dec), kept.prefilled,
                          kept.attention)
         kept = st.kept = kept._replace(run=run, ready=False)
-    _cls, pairs, grows, sessions, moving, regrow = run
+    _cls, pairs, grows, decoders, moving, regrow = run
     spec = st.spec
     if moving or regrow is None or not spec.cost_steady or spec.cost_pools \
             or spec.serve_varies or not st.closed_ok or not st.burst:
@@ -132,7 +133,7 @@ def _new_side(st: "StepStage") -> Optional[list]:
         blocks = hold_steps(grows, rs - 1)
         if blocks is None:
             return None
-    if not _continued(sessions):
+    if not _continued(decoders):
         return None
     side = st.frog = [st, kept.cost, kept.tokens, kept.dec, run.cls, [], blocks, 0, 0.0, None,
                       rs - 1, 0, kept, st.iterations]
@@ -361,15 +362,15 @@ def leapfrog(b: "StepStage") -> Optional[tuple]:
         st.cur_cls = -1
         st.cur_decodes = 0
         _move(x)
-        sessions = x[KEPT][10][3]
-        if sessions and x[TIMES]:
-            sim.tokens.decode_run(sessions, st, x[TIMES])
+        decoders = x[KEPT][10][3]
+        if decoders and x[TIMES]:
+            sim.tokens.decode_run(decoders, st, x[TIMES])
     for _end, _eid, side in sorted(heap):
         _move(side)
         side[ITERS] = side[ST].iterations  # (its counts hold for the next call)
-        sessions = side[KEPT][10][3]
-        if sessions and side[TIMES]:
-            sim.tokens.decode_run(sessions, side[ST], side[TIMES])
+        decoders = side[KEPT][10][3]
+        if decoders and side[TIMES]:
+            sim.tokens.decode_run(decoders, side[ST], side[TIMES])
         heappush(q, (side[END], CALENDAR, side[EID], side[ST]._end_ev))
     sim.events += handled
     env.now = now

@@ -249,54 +249,25 @@ class TokenLog:
         u.extend(stage, t)
         return None
 
-    def decode_run(self, sessions: list, stage: Any, times: list) -> None:
-        """`decode(s, stage, t)` for every `t` of `times` (increasing) and,
-        at each, every session of `sessions` in order -- as a burst's
-        iterations record them. Only the first token of a session can take
-        `token`'s general path (after it the sequences continue), so the
-        first time is recorded session by session as `decode` would, and
-        each session's later tokens at once: the same counts, last tokens and
-        gaps (a gap is the difference of consecutive times, as `decode`
-        computes it)."""
-        decode = self.decode
-        first = times[0]
-        for s in sessions:
-            decode(s, stage, first)
-        if len(times) == 1:
-            return
-        rest = times[1:]
-        gaps = list(map(sub, rest, times))  # each time minus the one before
-        if rest[0] < self.warmup:  # the gaps ending after warm-up
-            kept = gaps[bisect_left(rest, self.warmup):]
-        else:
-            kept = gaps
-        n = len(rest)
-        last = rest[-1]
-        given = False  # the first session to need the list takes it, the others a copy
-        for s in sessions:
-            st = s.tok
-            u = st.turn
-            r = st.request
-            if s.turn_no != st.turn_no or not u.count or (st.active and not r.count):
-                for t in rest:  # (not reached: the first token continued them)
-                    decode(s, stage, t)
+    def decode_run(self, decoders: list, stage: Any, times: list) -> None:
+        """`decode(job.session, stage, t)` for every `t` of `times`
+        (increasing) and, at each, every run of `decoders` in order -- as a
+        burst's iterations record them. Only a run's first decode token can
+        take `token`'s general path (after it the sequences continue), so
+        the first time is recorded run by run (`decode_deferred`, which
+        `decode` records at once) and the rest deferred with the run's
+        later tokens (`settle`): the same counts, last tokens and gaps."""
+        rest = None
+        for job in decoders:
+            ticks = job.ticks
+            if ticks is not None:  # (its tokens are deferred already)
+                ticks += times
                 continue
-            if st.active:
-                r.count += n
-                r.last = last
-                r.prev_decode = True
-                r.prev_stage = stage
-            if kept:
-                out = st.gaps.get(stage)
-                if out is None:
-                    st.gaps[stage] = kept.copy() if given else kept
-                    given = True
-                else:
-                    out.extend(kept)
-            u.count += n
-            u.last = last
-            u.prev_decode = True
-            u.prev_stage = stage
+            self.decode_deferred(job.session, stage, times[0], job)
+            if len(times) > 1:
+                if rest is None:
+                    rest = times[1:]
+                job.ticks += rest
 
     def preempted(self, s: Any, stage: Any) -> None:
         """The session was preempted while resident at `stage`."""
