@@ -509,11 +509,13 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one():
     # an engine's iteration end records a run's first decode token and
     # defers the later ones (`decode_deferred`, `job.ticks`); they are
     # recorded when anything else reads or records the session's tokens
-    # (`settle`). Two logs see the same random history of sessions -- runs
-    # of decode tokens on two stages, prefill tokens, requests, turns begun
-    # without a token, preemptions, a decode token from another path (a
-    # burst) in the middle of a run, warm-up passing mid-run -- one token
-    # by one and with deferral: same sequences, rows, gaps and stages' sums
+    # (`settle`); so are the iterations a leapfrog or a closed run records
+    # at once (`decode_run`). Two logs see the same random history of
+    # sessions -- runs of decode tokens on two stages, prefill tokens,
+    # requests, turns begun without a token, preemptions, a decode token
+    # recorded at once in the middle of a run, warm-up passing mid-run --
+    # one token by one and with deferral: same sequences, rows, gaps and
+    # stages' sums
     from types import SimpleNamespace
 
     from serq.runtime.sim.tokens import TokenLog
@@ -550,9 +552,15 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one():
                         job.ticks.append(t)
                     else:
                         logs[1].decode_deferred(b, stage, t, job)
-                elif x < 0.8:  # another path's decode token of the same run
+                elif x < 0.8:  # a decode token recorded at once
                     logs[0].decode(a, stage, t)
                     logs[1].decode(b, stage, t)
+                elif x < 0.83:  # a leapfrog's or closed run's iterations at once
+                    times = [t + 0.125 * k for k in range(rng.randint(1, 4))]
+                    t = times[-1]
+                    for u in times:
+                        logs[0].decode(a, stage, u)
+                    logs[1].decode_run([job], stage, times)
                 elif x < 0.85:  # preempted: the run leaves
                     logs[0].preempted(a, stage)
                     logs[1].preempted(b, stage)
