@@ -128,8 +128,9 @@ class TokenLog:
         tokens deferred: the engine appends their times to `job.ticks`, and
         they are recorded (`settle`) when anything else reads or records
         the session's tokens. After a decode token, each further decode
-        token of the same run only continues the sequences (`decode_run`),
-        and nothing reads them in between, so deferring them changes no
+        token of the same run only continues the sequences, and nothing
+        reads them in between (the leapfrog's `_continued` reads only
+        whether they have tokens), so deferring them changes no
         number and no order of the report; the engine's iteration end no
         longer reads the session's token state at every token."""
         self.decode(s, stage, t)
