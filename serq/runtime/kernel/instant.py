@@ -20,6 +20,8 @@ from typing import Any, Callable, Protocol
 
 from simpy.events import Event
 
+from .calendar import raise_failure
+
 READY = 0
 CALENDAR = 1
 LATE = 2
@@ -80,8 +82,8 @@ def run_ready(env: Any) -> None:
         callbacks, event.callbacks = event.callbacks, None
         for callback in callbacks:
             callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            raise event._value
+        if not event._ok:
+            raise_failure(event)
 
 
 def fire(event: Event, value: Any = None) -> None:

@@ -95,7 +95,8 @@ class TokenState:
         self.active = False
         self.ttft: Optional[int] = None  # the request's ttft row, while it stands
         self.prompt = 0.0  # the tokens of the request's first prefill run (`prefill_run`)
-        # the run whose later decode tokens wait on it (`decode_deferred`), or None
+        # the run whose later decode tokens wait on it (`decode_deferred`), or
+        # None; `job.ticks` is not None exactly while `job` is its session's `pend`
         self.pend: Any = None
 
 
