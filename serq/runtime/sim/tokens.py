@@ -64,7 +64,7 @@ class _Sequence:
         return cont
 
 
-FINAL_CHUNK = 1 << 16  # final gaps a stage takes at a time
+FINAL_CHUNK = 1 << 13  # final gaps a stage takes at a time (a buffer of 64 KiB a stage)
 
 
 def compact(gaps: dict) -> None:
