@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 
 from ...core import ir
 from ...core.errors import SimulationError
+from .bounds import bounds
 from .exprs import ExprCompiler, Scope
 from ..resources.holds import HoldSpec
 from . import names as N
@@ -95,11 +96,15 @@ class SpecCompiler:
         # the join check judges each amount that reads no deployment state
         static = [(_stateless(hp.units), hp.reserve is not None and _stateless(hp.reserve))
                   for hp in st.pools]
+        # the values units of live state may take beside a reserve of attributes
+        # (`fast.blocked`: an admission that keeps failing is not tried again)
+        ranges = [bounds(hp.units, self.attrs) if not u and r else None
+                  for hp, (u, r) in zip(st.pools, static)]
         reuse = None if st.reuse is None else self._fn("s", st.reuse, admit)
         cache = None if st.cache is None else self._fn("s", st.cache, session)
         lease = None if st.lease is None else self._fn("s", st.lease.duration, session)
         return HoldSpec(units, reserve, static, reuse, cache, lease,
-                        st.text or "`hold`")
+                        st.text or "`hold`", ranges)
 
 
 def _stateless(e: Any) -> bool:

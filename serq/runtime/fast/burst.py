@@ -34,10 +34,12 @@ bursts off only for the invariant checker, which looks at every event.
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from typing import Any, Optional
 
 from simpy.events import Event
 
 from ...core.tolerance import TOL
+from .blocked import admits_now, blocked_head
 from .plan import KeptPlan
 from .closed import ClosedRuns, attention_of, needs_block
 from ..kernel.instant import CALENDAR
@@ -66,6 +68,16 @@ class Burst(ClosedRuns):
         # a kept plan that reads only this engine's residents outlives other events
         # (`_plan_stamp`; not with legs, whose sessions may change a resident's holds)
         self.own_plans = self.closed_ok and spec.plans_own and self.sim.legs is None
+
+    def admit_one(self, plan: Any, left: Optional[float] = None) -> Optional[list]:
+        """`StepStage.admit_one`; when it admits nothing, what it tried is
+        recorded for the fast paths (`blocked.blocked_head`)."""
+        if self.blocked is not None and not admits_now(self):
+            return None  # the head it tried last still cannot fit: nothing to do
+        newcomers = super().admit_one(plan, left)
+        if newcomers is None and self.closed_ok:
+            self.blocked = blocked_head(self)
+        return newcomers
 
     def _quiet(self) -> bool:
         """Whether the event loop, after this event, would only settle this

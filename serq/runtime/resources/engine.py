@@ -92,7 +92,7 @@ class StepStage(Stage):
     # and a field in the object costs fewer memory reads than one in the
     # dictionary's values (a subclass, a policy, still has a dictionary).
     __slots__ = ("sim", "env", "instant", "warmup", "running", "kept", "frog", "unplain",
-                 "closed_ok", "burst", "bursting", "own_stamp", "own_plans", "_end_ev",
+                 "closed_ok", "burst", "bursting", "own_stamp", "own_plans", "_end_ev", "blocked",
                  "served_queues", "residents", "last_void", "dirty", "n", "t_last", "int_n",
                  "int_busy", "cls_time", "int_decodes", "cur_cls", "cur_decodes", "iterations",
                  "batch_count", "batch_decodes", "batch_time", "served_tokens")
@@ -128,6 +128,7 @@ class StepStage(Stage):
         self.unplain: Optional[tuple] = None  # a run `leapfrog` does not take (`_side`)
         self.frog: Optional[list] = None  # `leapfrog`'s side of this engine, kept across calls
         self.closed_ok = False  # `_closed` may plan for `attempt` (set by `allow_burst`)
+        self.blocked: Optional[tuple] = None  # an admission known to fail (`fast.blocked`)
         self.inline_end = 0.0  # the end of an iteration `_burst` handles itself
         self.paused = 0  # pauses in force (`pause`): no iteration starts while > 0
         # statistics

@@ -37,16 +37,19 @@ class Preempted(Exception):
 
 class HoldSpec:
     """A compiled `hold` statement: per pool (units, reserve or None, and
-    whether each reads no deployment state),
+    whether each reads no deployment state; for units that do, next to a
+    reserve that does not, the bounds of their values: `compile.bounds`),
     reuse, cache and lease-duration functions of the session."""
 
-    __slots__ = ("units", "reserve", "static", "reuse", "cache", "lease", "text")
+    __slots__ = ("units", "reserve", "static", "bounds", "reuse", "cache", "lease", "text")
 
     def __init__(self, units: list[Fn], reserve: list[Optional[Fn]], static: list[bool],
-                 reuse: Optional[Fn], cache: Optional[Fn], lease: Optional[Fn], text: str):
+                 reuse: Optional[Fn], cache: Optional[Fn], lease: Optional[Fn], text: str,
+                 bounds: Optional[list[Optional[Fn]]] = None):
         self.units = units
         self.reserve = reserve
         self.static = static
+        self.bounds = bounds if bounds is not None else [None] * len(units)
         self.reuse = reuse
         self.cache = cache
         self.lease = lease
@@ -322,6 +325,7 @@ class HoldManager:
         for k, p in enumerate(frame.pools):
             computed = frame.pos[k] if frame.grown else frame.alloc[k]
             p.frames.remove(frame)
+            p.freed += 1  # (its reservation is gone, even when a lease keeps its units)
             if p is frame.lease_pool:
                 self._lease(s, frame, p, frame.alloc[k], computed)
             else:
@@ -336,6 +340,7 @@ class HoldManager:
         """Give `alloc` units back and cache per the clause; the units cached."""
         p.touch()
         p.used -= alloc
+        p.freed += 1
         p.remove_holder(s)
         if cache is not None:
             keep = p.rd(min(max(cache(s), 0.0), computed))

@@ -66,7 +66,7 @@ class Pool:
     # itself, side by side, and the others in its dictionary (as for
     # `StepStage`: in a large fleet a member's fields are rarely in the
     # processor's caches when an event reaches it).
-    __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count",
+    __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count", "freed",
                  "queue", "growers", "frames", "entries", "t_last", "int_used", "int_cached",
                  "int_queue", "int_holders", "lru_sorted", "lru_tail", "overhang",
                  "__dict__", "__weakref__")
@@ -92,6 +92,10 @@ class Pool:
         b = spec.block
         self.bulk_blocks = b is not None and spec.spill is None and float(b).is_integer()
         self.used = 0.0
+        # how many times room may have come back (units released, a hold's
+        # reservation gone, a new capacity): a head that did not fit still does
+        # not while it stands (`fast.blocked`)
+        self.freed = 0
         self.cached = 0.0
         self.entries: dict[Any, CacheEntry] = {}
         # whether `entries` is in ascending (last, rseq) order (LRU order: the
@@ -185,6 +189,7 @@ class Pool:
         """A capacity of `units` from now (a process's change, `serq.build`;
         never below `used`). The next pool pass admits what now fits."""
         self.cap = units
+        self.freed += 1
         self.sim.stamp += 1  # the pools are no longer known to be idle
 
     # -- policies -------------------------------------------------------------------
