@@ -93,7 +93,7 @@ def test_bounds_of_the_vllm_kv_amount():
 
 def test_bounds_of_other_forms():
     n = _attr("n")
-    used = _obs("used")
+    used = _obs("queued")
     assert _interval(ir.Binary("-", n, used), n=8.0) == (-INF, 8.0)
     assert _interval(ir.Call("max", [ir.Binary("-", n, used), ir.Num(0.0)]), n=8.0) == (0.0, 8.0)
     assert _interval(ir.Binary("/", ir.Binary("+", n, used), ir.Num(4.0)), n=8.0) == (2.0, INF)
@@ -102,12 +102,13 @@ def test_bounds_of_other_forms():
     assert _interval(ir.Cond(used, n, ir.Num(3.0)), n=8.0) == (3.0, 8.0)
     assert _interval(ir.Call("floor", [ir.Binary("/", n, ir.Num(3.0))]), n=8.0) == (2.0, 2.0)
     # unknown: a context variable, a division by live state, a NaN attribute,
-    # `free` (cap - used: a hair below 0 within the tolerance)
+    # `used` and `free` (sums of fractions: a hair below 0 is possible)
     assert _interval(ir.Ctx("tokens"), n=1.0) == (-INF, INF)
     assert _interval(ir.Binary("/", n, used), n=1.0) == (-INF, INF)
     assert _interval(n, n=math.nan) == (-INF, INF)
     assert _interval(ir.Binary("-", n, n), n=INF) == (-INF, INF)
     assert _interval(_obs("free"), n=1.0) == (-INF, INF)
+    assert _interval(_obs("used"), n=1.0) == (-INF, INF)
 
 
 def _engine(heads: list, reserve: float = 4.0, units_bound=None):

@@ -6,8 +6,9 @@ compiles, for one such expression, a function of the waiting session that
 returns an interval [lo, hi] holding every value the expression can take
 while the session's attributes stay what they are: attributes and constants
 are read as they stand, the reads of live state only by their range (the
-counts and amounts a pool or a stage reports are never negative, nor are
-`budget_left` and `now`), anything else as unknown. The fast paths use it to
+counts a pool or a stage reports, a cached prefix, `budget_left` while an
+engine admits and `now` are never negative; `used` and `free` are sums of
+fractions that may end a hair below 0), anything else as unknown. The fast paths use it to
 know that re-evaluating the amount can neither fail nor change what the
 attempt needs (`fast.blocked`).
 
@@ -29,9 +30,10 @@ Bound = Callable[[Any], Interval]
 INF = math.inf
 UNKNOWN: Interval = (-INF, INF)
 
-# observables whose values are never negative (Part 03 §5, Part 04 §7.1)
-NONNEGATIVE = frozenset({"used", "cachedin", "holders", "queued", "queue", "busy",
-                         "budget_left"})
+# observables whose values are never negative (Part 03 §5, Part 04 §7.1): counts,
+# a cached prefix (an entry leaves at 1e-9), the budget left while the default
+# body admits (it admits only while some is left)
+NONNEGATIVE = frozenset({"cachedin", "holders", "queued", "queue", "busy", "budget_left"})
 
 
 def _checked(lo: float, hi: float) -> Interval:

@@ -70,8 +70,9 @@ class Burst(ClosedRuns):
         self.own_plans = self.closed_ok and spec.plans_own and self.sim.legs is None
 
     def admit_one(self, plan: Any, left: Optional[float] = None) -> Optional[list]:
-        """`StepStage.admit_one`; when it admits nothing, what it tried is
-        recorded for the fast paths (`blocked.blocked_head`)."""
+        """`StepStage.admit_one`, answered at once while the head it tried
+        last is known not to fit; when it admits nothing, that head is
+        recorded (`blocked`: `blocked_head`, `admits_now`)."""
         if self.blocked is not None and not admits_now(self):
             return None  # the head it tried last still cannot fit: nothing to do
         newcomers = super().admit_one(plan, left)
