@@ -23,6 +23,7 @@ from serq.core import ir
 from serq.report.json_report import to_dict
 from serq.runtime.compile.bounds import bounds
 from serq.runtime.fast import burst as burst_mod
+from serq.runtime.resources.engine import StepStage
 from serq.runtime.sim.simulation import Simulation
 
 from engine_programs import program
@@ -45,7 +46,7 @@ def _runs(monkeypatch, prog) -> tuple[str, str, int]:
     monkeypatch.setattr(burst_mod, "admits_now", counting)
     fast = json.dumps(to_dict(Simulation(prog).run()), sort_keys=True)
     with monkeypatch.context() as m:
-        m.setattr(burst_mod, "blocked_head", lambda st: None)
+        m.setattr(burst_mod, "blocked_head", lambda st, plan: None)
         plain = json.dumps(to_dict(Simulation(prog).run()), sort_keys=True)
     return fast, plain, answered[0]
 
@@ -125,21 +126,22 @@ def _engine(heads: list, reserve: float = 4.0, units_bound=None):
                              spec=SimpleNamespace(queue_keys=None))
     st = SimpleNamespace(sim=SimpleNamespace(legs=None), served_pools=[ahead, served],
                          served_queues=[ahead.queue, served.queue], blocked=None)
+    st.admission_pool = lambda plan: StepStage.admission_pool(st, plan)  # (the built-in)
     return st, frame, ahead, served
 
 
 def test_a_record_stands_until_room_comes_back_or_the_head_changes():
     from serq.runtime.fast.blocked import admits_now, blocked_head
     st, frame, ahead, served = _engine([], units_bound=(1.0, 4.0))
-    st.blocked = blocked_head(st)
+    st.blocked = blocked_head(st, None)
     assert st.blocked is not None and not admits_now(st)
     frame.pools[1].freed += 1  # room came back in the head's second pool
     assert admits_now(st) and st.blocked is None
-    st.blocked = blocked_head(st)
+    st.blocked = blocked_head(st, None)
     served.queue.insert(0, SimpleNamespace())  # a preempted hold goes to the front
     assert admits_now(st)
     served.queue.pop(0)
-    st.blocked = blocked_head(st)
+    st.blocked = blocked_head(st, None)
     ahead.queue.append(SimpleNamespace())  # a hold waits in a pool tried first
     assert admits_now(st)
     ahead.queue.clear()
@@ -153,7 +155,7 @@ def test_no_record_when_the_amount_may_fail_or_need_more(bound):
     reserve (the need would change) are evaluated at every attempt."""
     from serq.runtime.fast.blocked import blocked_head
     st, *_ = _engine([], units_bound=bound)
-    assert blocked_head(st) is None
+    assert blocked_head(st, None) is None
 
 
 def _pool_and_frame():

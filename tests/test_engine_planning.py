@@ -728,8 +728,9 @@ def test_a_run_of_zero_work_does_not_stop_an_admission():
     blocks"; a run of zero work (§2: it completes at once, behind the
     sessions already ready) only puts it behind what the admission made
     ready, which runs before the admission ends. REGISTER_RESTORED with
-    session 0's `run d (2)` made three runs of zero work: the attempt at 0 admits session 0, which passes them and joins the
-    engine in that admission: k 1, [0, 2) (done 2). At 1 session 2 ends
+    session 0's `run d (2)` made three runs of zero work: the attempt at 0
+    admits session 0, which passes them and joins the engine in that
+    admission: k 1, [0, 2) (done 2). At 1 session 2 ends
     (done 1); at 2 session 1 is admitted and served at once: k 2, [2, 5)
     (done 5). pyserq 0.1.3 gives these; before the fix session 0 joined at
     the next attempt and ended at 5."""

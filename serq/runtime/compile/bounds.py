@@ -68,7 +68,11 @@ def bounds(e: ir.Expr, attrs: dict[str, str]) -> Bound:
         return lambda s: point
     if isinstance(e, ir.Attr):
         slot = attrs[e.name]
-        return lambda s: _checked(getattr(s, slot), getattr(s, slot))
+
+        def attribute(s: Any) -> Interval:
+            v = getattr(s, slot)
+            return _checked(v, v)
+        return attribute
     if isinstance(e, ir.Now) or (isinstance(e, ir.Observable) and e.fn in NONNEGATIVE):
         return lambda s: (0.0, INF)
     if isinstance(e, ir.Unary):
@@ -89,7 +93,11 @@ def bounds(e: ir.Expr, attrs: dict[str, str]) -> Bound:
         if op == "/" and isinstance(e.right, ir.Num) and e.right.value > 0.0 \
                 and e.right.value < INF:
             c = float(e.right.value)
-            return lambda s: _checked(a(s)[0] / c, a(s)[1] / c)
+
+            def divided(s: Any) -> Interval:
+                lo, hi = a(s)
+                return _checked(lo / c, hi / c)
+            return divided
         if op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
             return lambda s: (0.0, 1.0)
         return lambda s: UNKNOWN
@@ -114,10 +122,9 @@ def _call(fn: str, xs: list[Interval]) -> Interval:
     if fn == "max":
         return (max(x[0] for x in xs), max(x[1] for x in xs))
     (lo, hi), = xs
-    if fn == "floor":
-        return (math.floor(lo) if -INF < lo < INF else lo, math.floor(hi) if -INF < hi < INF else hi)
-    if fn == "ceil":
-        return (math.ceil(lo) if -INF < lo < INF else lo, math.ceil(hi) if -INF < hi < INF else hi)
+    if fn in ("floor", "ceil"):  # (monotone: the bounds' images; an infinite bound stays)
+        f = math.floor if fn == "floor" else math.ceil
+        return (f(lo) if -INF < lo < INF else lo, f(hi) if -INF < hi < INF else hi)
     if lo >= 0.0:  # abs
         return (lo, hi)
     if hi <= 0.0:

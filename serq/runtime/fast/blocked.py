@@ -38,22 +38,21 @@ attempts only.)
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from ..resources.engine import StepStage
 
 
-def blocked_head(st: "StepStage") -> Optional[tuple]:
-    """After an attempt of `st` whose admission step admitted nothing: what
-    it tried, when nothing but room coming back can change that (see the
-    module text), else None."""
+def blocked_head(st: "StepStage", plan: Any) -> Optional[tuple]:
+    """After an admission step of `st` (planning `plan`) that admitted
+    nothing: what it tried, when nothing but room coming back can change
+    that (see the module text), else None. `st` decides with the built-in
+    rules (`closed_ok`)."""
     if st.sim.legs is not None:
         return None
-    for pool in st.served_pools:
-        if pool.queue:
-            break
-    else:
+    pool = st.admission_pool(plan)  # (the built-in: the first served pool with a queue)
+    if pool is None:
         return None
     if not pool.plain_select or pool.spec.queue_keys is not None:
         return None

@@ -77,7 +77,7 @@ class Burst(ClosedRuns):
             return None  # the head it tried last still cannot fit: nothing to do
         newcomers = super().admit_one(plan, left)
         if newcomers is None and self.closed_ok:
-            self.blocked = blocked_head(self)
+            self.blocked = blocked_head(self, plan)
         return newcomers
 
     def _quiet(self) -> bool:
