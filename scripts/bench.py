@@ -332,6 +332,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--fleet-from", type=float, default=None, metavar="T",
                     help="--fleet: the start-up run's horizon (1e-9): a cost per event counts "
                          "the events and time (or instructions) from T to the horizon")
+    ap.add_argument("--fleet-load", type=float, default=1.0, metavar="X",
+                    help="--fleet: X times every fleet's arrival rate (1: issue 28's loads, "
+                         "under which replica.sq's engines saturate; 0.25: replica.sq's own "
+                         "0.1 sessions per second per replica)")
     ap.add_argument("--reference-sizes", type=int, nargs="+", default=None, metavar="R",
                     help="--fleet: run the reference only at these sizes (default: all)")
     args = ap.parse_args(argv)
@@ -374,8 +378,9 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
                              lambda text: print(text, file=sys.stderr, flush=True),
                              args.instructions,
                              tuple(args.reference_sizes) if args.reference_sizes else None,
-                             tuple(args.only) if args.only else None, start)
-    print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu, args.instructions, start))
+                             tuple(args.only) if args.only else None, start, args.fleet_load)
+    print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu, args.instructions, start,
+                            args.fleet_load))
 
 
 if __name__ == "__main__":

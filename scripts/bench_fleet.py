@@ -3,6 +3,7 @@ as the number of replicas grows, per-replica load constant.
 
     python scripts/bench.py --fleet                       # R = 4, 16, 64, 256
     python scripts/bench.py --fleet --sizes 4 16 --fleet-horizon 10
+    python scripts/bench.py --fleet --only replica --fleet-load 0.25   # a load that settles
     python scripts/bench.py --fleet --instructions --only replica --sizes 4 16 64 \
         --fleet-horizon 10 --fleet-from 5        # instructions per event, horizon 5 to 10
 
@@ -14,6 +15,13 @@ temporary directory beside a copy of examples/lib):
   measurement of issue 28);
 * llmd_nixl_pull.sq: `NP = ND = R/2` prefill and decode pods behind the
   gateway, `Lambda = 0.15·R` (the file's 0.6 at R = 4).
+
+`--fleet-load X` multiplies both rates by X. At issue 28's 0.4 sessions per
+second per replica, replica.sq's engines are busy all the time: the queues
+and the live sessions grow through the run (the report warns that it does
+not settle), so the memory a run touches grows with the horizon as well as
+with R. `--fleet-load 0.25` runs it at the file's own 0.1 per replica,
+where it settles.
 
 Every contender is a process of its own, as a user runs it (`serq-simpy run
 FILE --json`; the reference's `pyserq.run`, as in bench.py). A row gives the
@@ -60,23 +68,24 @@ class Fleet:
 
     key: str
     path: str  # under examples/
-    edits: Callable[[int], dict[str, str]]  # R -> {let name: value text}
+    edits: Callable[[int, float], dict[str, str]]  # R, load -> {let name: value text}
 
 
 FLEETS = (
     Fleet("replica", "multi-turn/replica.sq",
-          lambda r: {"R": str(r), "Lambda": repr(0.4 * r)}),
+          lambda r, load: {"R": str(r), "Lambda": repr(0.4 * load * r)}),
     Fleet("llmd", "pd-disaggregation/llmd_nixl_pull.sq",
-          lambda r: {"NP": str(max(r // 2, 1)), "ND": str(max(r // 2, 1)),
-                     "Lambda": repr(0.15 * r)}),
+          lambda r, load: {"NP": str(max(r // 2, 1)), "ND": str(max(r // 2, 1)),
+                           "Lambda": repr(0.15 * load * r)}),
 )
 
 
-def edited(fleet: Fleet, r: int, tmp: Path) -> Path:
-    """The program with its `let`s edited for R members, in `tmp` (beside a
-    copy of examples/lib, which `use` paths name)."""
+def edited(fleet: Fleet, r: int, tmp: Path, load: float = 1.0) -> Path:
+    """The program with its `let`s edited for R members and `load` times the
+    fleet's arrival rate, in `tmp` (beside a copy of examples/lib, which `use`
+    paths name)."""
     text = (ROOT / "examples" / fleet.path).read_text(encoding="utf-8")
-    for name, value in fleet.edits(r).items():
+    for name, value in fleet.edits(r, load).items():
         text, n = re.subn(rf"^let {name} = [^;]*;", f"let {name} = {value};", text,
                           count=1, flags=re.M)
         if n != 1:
@@ -167,13 +176,15 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
           reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
           env: dict[str, str], driver: str, log: Callable[[str], None],
           count: bool = False, ref_sizes: Optional[tuple[int, ...]] = None,
-          only: Optional[tuple[str, ...]] = None, start: float = START) -> list[dict]:
+          only: Optional[tuple[str, ...]] = None, start: float = START,
+          load: float = 1.0) -> list[dict]:
     """Every fleet at every size: serq-simpy and the reference (`reference(path
     under examples/)` -> (version, python), version None: none; only at
     `ref_sizes` when given), each at `horizon` and at the start-up horizon;
     `count`: under callgrind (`run_json`); `only`: these fleets' keys; `start`:
     the start-up run's horizon (a longer one, with the same warm-up fraction,
-    leaves the first simulated seconds out of the cost per event too)."""
+    leaves the first simulated seconds out of the cost per event too); `load`:
+    the factor on every fleet's arrival rate."""
     rows = []
     start_warmup = 0.0 if start == START else start * warmup / horizon
     with tempfile.TemporaryDirectory() as d:
@@ -183,7 +194,7 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                 continue
             version, python = reference(fleet.path)
             for r in sizes:
-                path = edited(fleet, r, tmp)
+                path = edited(fleet, r, tmp, load)
                 row: dict = {"fleet": fleet.key, "R": r, "version": version}
 
                 def serq(h: float, w: float, c: bool) -> Measured:
@@ -204,9 +215,10 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
 
 
 def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
-          count: bool = False, start: float = START) -> str:
+          count: bool = False, start: float = START, load: float = 1.0) -> str:
     """The rows as a Markdown table (`cpu`: CPU seconds, not wall; `count`:
-    the runs were counted, instructions instead of time and memory)."""
+    the runs were counted, instructions instead of time and memory; `load`:
+    the factor the arrival rates were run at)."""
     if count:
         head = ["program", "R", "events", "serq-simpy Ir", "Ir/event", "reference",
                 "ref events", "ref Ir", "ref Ir/event", "Ir/event ratio"]
@@ -236,6 +248,8 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
     else:
         notes = [f"horizon {horizon:g}, warm-up {warmup:g}; µs/event after the start-up (the "
                  f"process's {what[:-2]} time at horizon {start:g} taken off); one run each"]
+    if load != 1.0:
+        notes[0] += f"; arrival rates {load:g} times the fleets' (--fleet-load)"
     for row in rows:
         for k in ("serq", "ref"):
             if k in row and row[k].error:

@@ -103,3 +103,18 @@ def test_fleet_counts_a_run_without_a_report_as_failed():
     code = "import sys; sys.stderr.write('x.sq:1:1: error: bad\\n'); sys.exit(1)"
     got = fleet.run_json([sys.executable, "-c", code], dict(os.environ))
     assert (got.events, got.error) == (None, "x.sq:1:1: error: bad")
+
+
+@pytest.mark.parametrize("load, lam", [(1.0, 6.4), (0.25, 1.6)])
+def test_fleet_load_scales_the_arrival_rate(tmp_path, load, lam):
+    """--fleet-load X: replica.sq edited to R = 16 gets `Lambda = 0.4·X·R`
+    (issue 28's 0.4 sessions per second per replica at X = 1; the file's own
+    0.1 per replica at X = 0.25), and the edited program links."""
+    fleet = _fleet_module()
+    replica = next(f for f in fleet.FLEETS if f.key == "replica")
+    path = fleet.edited(replica, 16, tmp_path, load)
+    text = path.read_text(encoding="utf-8")
+    assert "\nlet R = 16;" in text
+    assert f"\nlet Lambda = {lam!r};" in text
+    import serq
+    assert serq.load(str(path)) is not None
