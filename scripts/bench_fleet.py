@@ -36,8 +36,13 @@ reference's figures and the ratio of the two costs per event.
 the count of a run hardly moves with the load of the machine, where its
 time may double, so two builds or two fleet sizes can be compared on a
 shared machine. The cost per event is then the instructions after the
-start-up's (the run at horizon 1e-9) per event. Callgrind runs a process
-about 50 times slower: choose a short `--fleet-horizon`, and
+start-up's (the run at horizon 1e-9) per event. Counted, serq-simpy runs
+without its watchdog (`UNWATCHED`): the watchdog's thread looks at the run
+twenty times a second of wall time, so under callgrind what the process
+executes follows the wall time and the machine's load -- two identical
+runs of `replica.sq` at R = 4 (issue 28's load) and horizon 5 counted 1.61
+and 0.72 billion instructions with it, 0.772 and 0.767 without. Callgrind
+runs a process about 50 times slower: choose a short `--fleet-horizon`, and
 `--reference-sizes` to leave the reference out of the largest fleets (at
 R = 256 it takes minutes per simulated second under callgrind).
 
@@ -50,6 +55,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -60,6 +66,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZES = (4, 16, 64, 256)
 START = 1e-9  # the start-up run's horizon
 CALLGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+#: serq-simpy's command line without the watchdog (`python -c UNWATCHED run …`),
+#: for counting: the simulation's loop as `run` calls it, without the thread
+#: that watches it (whose instructions under callgrind follow the wall time)
+UNWATCHED = ("import sys\n"
+             "from serq.runtime.watch import watchdog\n"
+             "watchdog.watched_loop = lambda sim: sim._loop()\n"
+             "from serq.cli.commands import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
 
 
 @dataclass
@@ -198,7 +212,8 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                 row: dict = {"fleet": fleet.key, "R": r, "version": version}
 
                 def serq(h: float, w: float, c: bool) -> Measured:
-                    return run_json([serq_exe, "run", str(path), "--json", "--no-progress",
+                    exe = [sys.executable, "-c", UNWATCHED] if c else [serq_exe]
+                    return run_json([*exe, "run", str(path), "--json", "--no-progress",
                                      "--seed", str(seed), "--horizon", repr(h),
                                      "--warmup", repr(w)], env, c)
                 serq(START, 0.0, False)  # (warm: bytecode, the grammar and program caches)

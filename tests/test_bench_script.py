@@ -118,3 +118,23 @@ def test_fleet_load_scales_the_arrival_rate(tmp_path, load, lam):
     assert f"\nlet Lambda = {lam!r};" in text
     import serq
     assert serq.load(str(path)) is not None
+
+
+def test_unwatched_runs_the_same_report_without_the_watchdog(tmp_path):
+    """The command line the fleet benchmark counts (`UNWATCHED`) prints the
+    report `serq-simpy run` prints, and starts no watchdog (whose thread's
+    instructions would follow the wall time under callgrind)."""
+    fleet = _fleet_module()
+    path = fleet.edited(next(f for f in fleet.FLEETS if f.key == "replica"), 2, tmp_path)
+    args = ["run", str(path), "--json", "--no-progress", "--horizon", "3", "--warmup", "1"]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    refuse = ("from serq.runtime.watch import watchdog\n"
+              "def refuse(*a, **k): raise SystemExit('a watchdog was made')\n"
+              "watchdog.Watchdog.__init__ = refuse\n")
+    counted = subprocess.run([sys.executable, "-c", refuse + fleet.UNWATCHED, *args],
+                             capture_output=True, text=True, timeout=120, env=env)
+    plain = subprocess.run([sys.executable, "-m", "serq", *args], capture_output=True,
+                           text=True, timeout=120, env=env)
+    assert counted.returncode == 0, counted.stderr
+    assert plain.returncode == 0, plain.stderr
+    assert '"events"' in counted.stdout and counted.stdout == plain.stdout
