@@ -3,7 +3,7 @@ as the number of replicas grows, per-replica load constant.
 
     python scripts/bench.py --fleet                       # R = 4, 16, 64, 256
     python scripts/bench.py --fleet --sizes 4 16 --fleet-horizon 10
-    python scripts/bench.py --fleet --only replica --fleet-load 0.25   # a load that settles
+    python scripts/bench.py --fleet --only replica --fleet-load 0.25   # a load the replicas serve
     python scripts/bench.py --fleet --instructions --only replica --sizes 4 16 64 \
         --fleet-horizon 10 --fleet-from 5        # instructions per event, horizon 5 to 10
 
@@ -21,7 +21,7 @@ second per replica, replica.sq's engines are busy all the time: the queues
 and the live sessions grow through the run (the report warns that it does
 not settle), so the memory a run touches grows with the horizon as well as
 with R. `--fleet-load 0.25` runs it at the file's own 0.1 per replica,
-where it settles.
+where the engines keep up.
 
 Every contender is a process of its own, as a user runs it (`serq-simpy run
 FILE --json`; the reference's `pyserq.run`, as in bench.py). A row gives the
