@@ -105,14 +105,18 @@ def test_fleet_counts_a_run_without_a_report_as_failed():
     assert (got.events, got.error) == (None, "x.sq:1:1: error: bad")
 
 
+def _replica(fleet):
+    """The fleet benchmark's replica.sq entry."""
+    return next(f for f in fleet.FLEETS if f.key == "replica")
+
+
 @pytest.mark.parametrize("load, lam", [(1.0, 6.4), (0.25, 1.6)])
 def test_fleet_load_scales_the_arrival_rate(tmp_path, load, lam):
     """--fleet-load X: replica.sq edited to R = 16 gets `Lambda = 0.4·X·R`
     (issue 28's 0.4 sessions per second per replica at X = 1; the file's own
     0.1 per replica at X = 0.25), and the edited program links."""
     fleet = _fleet_module()
-    replica = next(f for f in fleet.FLEETS if f.key == "replica")
-    path = fleet.edited(replica, 16, tmp_path, load)
+    path = fleet.edited(_replica(fleet), 16, tmp_path, load)
     text = path.read_text(encoding="utf-8")
     assert "\nlet R = 16;" in text
     assert f"\nlet Lambda = {lam!r};" in text
@@ -125,7 +129,7 @@ def test_unwatched_runs_the_same_report_without_the_watchdog(tmp_path):
     report `serq-simpy run` prints, and starts no watchdog (whose thread's
     instructions would follow the wall time under callgrind)."""
     fleet = _fleet_module()
-    path = fleet.edited(next(f for f in fleet.FLEETS if f.key == "replica"), 2, tmp_path)
+    path = fleet.edited(_replica(fleet), 2, tmp_path)
     args = ["run", str(path), "--json", "--no-progress", "--horizon", "3", "--warmup", "1"]
     env = {**os.environ, "PYTHONPATH": ROOT}
     refuse = ("from serq.runtime.watch import watchdog\n"
