@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import compileall
 import dataclasses
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -63,8 +65,7 @@ MODULES: dict[str, Target] = {
     "numbers": Target("serq/report/numbers.py",
                       ("tests/test_numbers_format.py", "tests/test_p06_statistics.py")),
     "warmup": Target("serq/study/warmup.py",
-                     ("tests/test_warmup_mser.py", "tests/test_study.py::test_mser5_drops_a_transient",
-                      "tests/test_study.py::test_mser5_on_mm1_started_empty")),
+                     ("tests/test_warmup_mser.py",)),
     "pools": Target("serq/runtime/resources/pools.py",
                     ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
                      "tests/test_pool_overhang.py")),
@@ -126,6 +127,17 @@ def _copy_tree(dest: Path) -> None:
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
+
+
+def _precompile(root: Path, mutated: str) -> None:
+    """Byte-compile the copy's package and tests once, all but the mutated
+    module: every mutant's test run then loads the other modules from their
+    `.pyc` (about an eighth of a run's time) instead of compiling them again.
+    The runs write no `.pyc` (PYTHONDONTWRITEBYTECODE), so the mutated module
+    is compiled from its source, as Cosmic Ray has just written it, each time."""
+    for folder in ("serq", "tests"):
+        compileall.compile_dir(str(root / folder), quiet=1)
+    Path(importlib.util.cache_from_source(str(root / mutated))).unlink(missing_ok=True)
 
 
 def _equivalents(path: str) -> list[dict]:
@@ -215,6 +227,7 @@ def run_module(name: str, keep: bool = False) -> Outcome:
     root = Path(tempfile.mkdtemp(prefix=f"serq-mutation-{name}-"))
     try:
         _copy_tree(root)
+        _precompile(root, target.path)
         (root / "cosmic-ray.toml").write_text(_config(target))
         env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1",
                    SERQ_CACHE_DIR="")

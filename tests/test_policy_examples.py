@@ -143,8 +143,13 @@ def test_examples_run_from_the_command_line(examples):
     assert json.loads(res.stdout) != json.loads(builtin.json())
 
 
-@pytest.mark.parametrize("script", ["shortest_prompt_first.py", "priority_eviction.py",
-                                    "shortest_prefill_first.py"])
+#: The example scripts, run as README.md and docs/policies.md show them
+#: (`python examples/policies/<script>`); tests/test_docs.py leaves those
+#: commands to the test below, which checks their output too.
+SCRIPTS = ("shortest_prompt_first.py", "priority_eviction.py", "shortest_prefill_first.py")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
 @pytest.mark.slow
 def test_example_scripts_print_their_comparison(script):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -14,7 +14,6 @@ import serq
 import serq.study as study
 from serq.report.json_report import to_json
 from serq.study.grid import GridError, normalize, parse_axis, points
-from serq.study.warmup import choose, mser5, truncation_time
 
 from study_programs import GAUGED
 
@@ -75,33 +74,6 @@ def test_study_json_embeds_each_replications_report():
     tidy = frames["replications"]
     assert set(tidy["replication"]) == {0, 1}
     assert len(frames["summary"]) == len(d["statistics"])
-
-
-def test_mser5_drops_a_transient():
-    # 100 samples at 10, then 400 alternating 0/1 (mean 0.5): MSER-5 drops
-    # exactly the 100 transient samples (20 batches)
-    values = [10.0] * 100 + [float(i % 2) for i in range(400)]
-    assert mser5(values) == 100
-    assert mser5([1.0] * 50) == 0
-    times = [float(i) for i in range(len(values))]
-    assert truncation_time(times, 100) == 99.5
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_mser5_on_mm1_started_empty(seed):
-    """M/M/1 at ρ = 0.9 starts empty; after MSER-5's truncation the
-    batch-means interval of the mean holds W = 1/(1-0.9) = 10 (closed form,
-    Kleinrock 1975 sec. 3.2). With seed 2 MSER-5 drops 875 samples (t ≈ 971);
-    with seeds 1 and 3 it keeps them all (the transient from empty is short
-    against the run's fluctuations)."""
-    prog = serq.load(MG1, sets={"lam": "0.9"})
-    pilot = serq.run(prog, seed=seed, horizon=20000, warmup=0)
-    choice = choose(pilot, "response")
-    assert choice.method == "MSER-5" and choice.observation == "response"
-    assert choice.dropped == {1: 0, 2: 875, 3: 0}[seed]
-    assert (choice.time > 970) == (seed == 2) and 0 <= choice.time < 1000
-    kept = serq.run(prog, seed=seed, horizon=20000, warmup=choice.time).observes["response"]
-    assert abs(kept.mean - 10.0) <= kept.ci
 
 
 def test_warmup_auto_is_stored_with_its_method():

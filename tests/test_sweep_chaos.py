@@ -1,12 +1,22 @@
 """Issue 26's chaos test of sweeps (slow): a sweep stopped at 20 random moments —
 SIGKILL, SIGTERM or SIGINT of its main process, on local worker processes and on
-a Dask LocalCluster one of whose workers is killed as well. After each stop no
+a Dask cluster one of whose workers is killed as well. After each stop no
 process of the sweep remains, and running the sweep again gives a summary
 byte-identical to the one of a sweep that was never stopped (every finished run
 was kept exactly once; nothing partial was read back).
+
+Each Dask trial has a cluster of its own, started as a user starts one (`dask
+scheduler` and `dask worker --nworkers 2`, each in a process group of its own),
+so a trial does not wait on a worker that an earlier trial killed, and no
+cluster object of this process watches the workers come and go. (With one
+`distributed.LocalCluster` for all trials, CI saw a killed worker not come back
+within 180 s, and this machine saw the cluster's watcher fail with a KeyError on
+the removal of a worker it had not yet recorded.)
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import random
 import signal
@@ -90,6 +100,42 @@ def _stop_once(rng: random.Random, out: str, address: str = "", workers=None) ->
     assert not _session(proc.pid), f"processes left after {sig!r}: {_session(proc.pid)}"
 
 
+@contextlib.contextmanager
+def _dask_cluster(folder: str):
+    """A scheduler and two worker processes (each under its nanny) on this
+    machine, and a client of it; all of them are stopped on leaving."""
+    distributed = pytest.importorskip("distributed")
+    os.makedirs(folder, exist_ok=True)
+    info = os.path.join(folder, "scheduler.json")
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    groups = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                "--scheduler-file", info], **quiet)]
+    try:
+        deadline = time.monotonic() + 120
+        while not _readable_json(info) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        groups.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                        "--scheduler-file", info, "--nworkers", "2",
+                                        "--nthreads", "1", "--no-dashboard"], **quiet))
+        with distributed.Client(scheduler_file=info, timeout=120) as client:
+            client.wait_for_workers(2, timeout=120)
+            yield client
+    finally:
+        for proc in reversed(groups):  # the workers' group first, then the scheduler
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _readable_json(path: str) -> bool:
+    try:
+        with open(path) as f:
+            return "address" in json.load(f)
+    except (OSError, ValueError):
+        return False
+
+
 def test_stopped_sweeps_leave_no_process_and_rerun_to_the_same_summary(tmp_path):
     reference = _rerun(str(tmp_path / "reference"))
     rng = random.Random(26)
@@ -97,14 +143,11 @@ def test_stopped_sweeps_leave_no_process_and_rerun_to_the_same_summary(tmp_path)
         out = str(tmp_path / f"local{trial % 3}")  # some stores are stopped again and again
         _stop_once(rng, out)
         assert _rerun(out) == reference, f"trial {trial}"
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        def workers():
-            return client.run(os.getpid)
-        for trial in range(6):
-            out = str(tmp_path / f"dask{trial % 2}")
-            _stop_once(rng, out, cluster.scheduler_address, workers)
-            client.wait_for_workers(2, timeout=180)  # the nanny restarts a killed worker; slow on a loaded machine
+    for trial in range(6):
+        out = str(tmp_path / f"dask{trial % 2}")
+        with _dask_cluster(str(tmp_path / f"cluster{trial}")) as client:
+            def workers():
+                return client.run(os.getpid)
+            _stop_once(rng, out, client.scheduler.address, workers)
+            client.wait_for_workers(1, timeout=120)  # the worker not killed
             assert _rerun(out, client) == reference, f"dask trial {trial}"

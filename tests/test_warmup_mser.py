@@ -8,13 +8,18 @@ between series, client series, an unknown `--observe` and the JSON's
 from __future__ import annotations
 
 import json
+import os
 import random
 from types import SimpleNamespace
 
 import pytest
 
+import serq
 from serq.study.warmup import (BATCH, METHOD, MIN_SAMPLES, WarmupChoice, choose, mser5,
                                truncation_time)
+
+MG1 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   "examples", "single-turn", "mg1.sq")
 
 
 def mser5_by_the_formula(values):
@@ -159,3 +164,30 @@ def test_choice_json_and_text():
     assert choice.candidates["a"] == 19.5
     assert json.loads(json.dumps(choice.to_dict()))["candidates"] == {"a": 19.5, "b": 39.5}
     assert choice.describe() == "warm-up 39.5 chosen by MSER-5 (on b, 40 samples dropped)"
+
+
+def test_mser5_drops_a_transient():
+    # 100 samples at 10, then 400 alternating 0/1 (mean 0.5): MSER-5 drops
+    # exactly the 100 transient samples (20 batches)
+    values = [10.0] * 100 + [float(i % 2) for i in range(400)]
+    assert mser5(values) == 100
+    assert mser5([1.0] * 50) == 0
+    times = [float(i) for i in range(len(values))]
+    assert truncation_time(times, 100) == 99.5
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_mser5_on_mm1_started_empty(seed):
+    """M/M/1 at ρ = 0.9 starts empty; after MSER-5's truncation the
+    batch-means interval of the mean holds W = 1/(1-0.9) = 10 (closed form,
+    Kleinrock 1975 sec. 3.2). With seed 2 MSER-5 drops 875 samples (t ≈ 971);
+    with seeds 1 and 3 it keeps them all (the transient from empty is short
+    against the run's fluctuations)."""
+    prog = serq.load(MG1, sets={"lam": "0.9"})
+    pilot = serq.run(prog, seed=seed, horizon=20000, warmup=0)
+    choice = choose(pilot, "response")
+    assert choice.method == "MSER-5" and choice.observation == "response"
+    assert choice.dropped == {1: 0, 2: 875, 3: 0}[seed]
+    assert (choice.time > 970) == (seed == 2) and 0 <= choice.time < 1000
+    kept = serq.run(prog, seed=seed, horizon=20000, warmup=choice.time).observes["response"]
+    assert abs(kept.mean - 10.0) <= kept.ci
