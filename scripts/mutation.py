@@ -132,7 +132,8 @@ def _copy_tree(dest: Path) -> None:
 def _precompile(root: Path, mutated: str) -> None:
     """Byte-compile the copy's package and tests once, all but the mutated
     module: every mutant's test run then loads the other modules from their
-    `.pyc` (about an eighth of a run's time) instead of compiling them again.
+    `.pyc` instead of compiling them again (2.2 s against 2.45 s for a run
+    of `numbers`'s tests).
     The runs write no `.pyc` (PYTHONDONTWRITEBYTECODE), so the mutated module
     is compiled from its source, as Cosmic Ray has just written it, each time."""
     for folder in ("serq", "tests"):

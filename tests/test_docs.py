@@ -40,7 +40,7 @@ from test_policy_examples import SCRIPTS as POLICY_SCRIPTS
 BLOCKS = all_blocks()
 #: Seconds a console command may take before it counts as hung. A slow
 #: block gets more: the slowest, the mutation sample of docs/contributing.md,
-#: takes about 4 minutes on 2 idle cores and took over 10 in CI, where it
+#: takes about 3 minutes on 2 idle cores and took over 10 in CI, where it
 #: shares the cores with the rest of the slow step.
 TIMEOUT = 600
 SLOW_TIMEOUT = 1800
