@@ -94,6 +94,9 @@ def _stop_once(rng: random.Random, out: str, address: str = "", workers=None) ->
         proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert b"Traceback" not in err, err.decode()
+    # stopped by the signal (128 + its number, or -9) or finished first (0); not
+    # ended by an error of its own: 1 (e.g. a Dask address nobody answers) or 2
+    assert proc.returncode not in (1, 2), err.decode()
     deadline = time.monotonic() + 10
     while _session(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
