@@ -135,10 +135,10 @@ def _dask_cluster(folder: str):
             proc.wait()
 
 
-def _sweep_connected(client) -> bool:
-    """Whether a client other than `client` (the stopped sweep's) connected to
-    the scheduler: its "add-client" event is kept after it is gone."""
-    return any(msg.get("action") == "add-client" and msg.get("client") != client.id
+def _other_clients(client) -> int:
+    """How many clients other than `client` (the stopped sweeps) have connected
+    to the scheduler: their "add-client" events are kept after they are gone."""
+    return sum(msg.get("action") == "add-client" and msg.get("client") != client.id
                for _, msg in client.get_events("all"))
 
 
@@ -171,7 +171,8 @@ def test_stopped_sweeps_leave_no_process_and_rerun_to_the_same_summary(tmp_path)
                 pids = client.run(os.getpid, on_error="ignore")  # still be listed),
                 return pids if len(pids) > 1 else {}  # but never the last one
             for _ in range(2):
+                before = _other_clients(client)
                 _stop_once(rng, out, client.scheduler.address, workers,
-                           connected=lambda: _sweep_connected(client))
+                           connected=lambda: _other_clients(client) > before)
                 client.wait_for_workers(1, timeout=120)  # a worker not killed
             assert _rerun(out, client) == reference, f"dask store {store}"
