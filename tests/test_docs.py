@@ -140,12 +140,17 @@ def _is_install(part: str) -> bool:
 RUN_ELSEWHERE = {f"python examples/policies/{script}" for script in POLICY_SCRIPTS}
 
 
+def _bare(part: str) -> str:
+    """A command without its surrounding blanks and trailing `# comment`."""
+    return re.sub(r"\s+#.*$", "", part.strip())
+
+
 def _run_elsewhere(part: str) -> bool:
-    return re.sub(r"\s+#.*$", "", part.strip()) in RUN_ELSEWHERE
+    return _bare(part) in RUN_ELSEWHERE
 
 
 def test_the_commands_left_to_other_tests_are_in_the_docs() -> None:
-    shown = {re.sub(r"\s+#.*$", "", p.strip()) for b in BLOCKS if b.lang == "console"
+    shown = {_bare(p) for b in BLOCKS if b.lang == "console"
              for cmd in commands(b.text) for p in cmd.split("&&")}
     assert RUN_ELSEWHERE <= shown, RUN_ELSEWHERE - shown
 

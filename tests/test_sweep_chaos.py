@@ -5,10 +5,10 @@ process of the sweep remains, and running the sweep again gives a summary
 byte-identical to the one of a sweep that was never stopped (every finished run
 was kept exactly once; nothing partial was read back).
 
-Each Dask trial has a cluster of its own, started as a user starts one (`dask
+Each Dask store has a cluster of its own, started as a user starts one (`dask
 scheduler` and `dask worker --nworkers 2`, each in a process group of its own),
-so a trial does not wait on a worker that an earlier trial killed, and no
-cluster object of this process watches the workers come and go. (With one
+so no stop waits on a worker that an earlier one killed, and no cluster object
+of this process watches the workers come and go. (With one
 `distributed.LocalCluster` for all trials, CI saw a killed worker not come back
 within 180 s, and this machine saw the cluster's watcher fail with a KeyError on
 the removal of a worker it had not yet recorded.)
