@@ -81,7 +81,7 @@ def _stop_once(rng: random.Random, out: str, address: str = "", workers=None,
     which comes after its store is locked: counted from the lock, most
     stops came before the sweep had reached the cluster."""
     args = [EXE, "sweep", PROGRAM, "--grid", "lam=0.3:0.7:0.1", "--replications",
-            str(REPLICATIONS), "--horizon", HORIZON, "--quiet", "--out", out]
+            str(REPLICATIONS), "--horizon", HORIZON, "--no-progress", "--out", out]
     args += ["--dask", address] if address else ["--jobs", "2"]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, env=dict(os.environ, SERQ_CACHE_DIR=""))
@@ -99,8 +99,9 @@ def _stop_once(rng: random.Random, out: str, address: str = "", workers=None,
         proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert b"Traceback" not in err, err.decode()
-    if address:  # stopped by the signal (128 + its number, or -9) or finished first
-        assert proc.returncode not in (1, 2), err.decode()  # not: no scheduler answered
+    # stopped by the signal (128 + its number, or -9) or finished first (0); not
+    # ended by an error of its own: 1 (e.g. a Dask address nobody answers) or 2
+    assert proc.returncode not in (1, 2), err.decode()
     deadline = time.monotonic() + 10
     while _session(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -151,19 +152,20 @@ def _readable_json(path: str) -> bool:
 
 
 def test_stopped_sweeps_leave_no_process_and_rerun_to_the_same_summary(tmp_path):
-    """20 stops, each followed by a run to the end that must give the
-    reference's summary. On Dask each store is stopped twice (the second stop
-    resumes what the first left), then run to its end, and not used again. The
-    local stores are used again after their rerun, so all but the first three
-    local stops come to a store the next sweep reads back whole. A version that
-    stopped the local stores twice as well failed once in 11 runs, for a
-    reason not yet found; it stays out until that is found."""
+    """20 stops: each store is stopped twice (the second stop resumes what the
+    first left) and then run to its end, which must give the reference's
+    summary. (A store run to its end is read back whole by the next sweep,
+    which then stops nothing: stores are not used again after their rerun.)
+    Stopping each local store twice once found a SIGTERM that came while the
+    import system released a lock: Python dropped its exception, printed a
+    traceback and the sweep ran on (tests/test_signal_guard.py)."""
     reference = _rerun(str(tmp_path / "reference"))
     rng = random.Random(26)
-    for trial in range(14):
-        out = str(tmp_path / f"local{trial % 3}")
-        _stop_once(rng, out)
-        assert _rerun(out) == reference, f"trial {trial}"
+    for store in range(7):
+        out = str(tmp_path / f"local{store}")
+        for _ in range(2):
+            _stop_once(rng, out)
+        assert _rerun(out) == reference, f"store {store}"
     for store in range(3):
         out = str(tmp_path / f"dask{store}")
         with _dask_cluster(str(tmp_path / f"cluster{store}")) as client:

@@ -10,15 +10,18 @@ printed first).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 import threading
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130
+#: seconds after which a stop signal whose exception Python dropped is sent again
+AGAIN = 0.02
 
 
 class OutputError(Exception):
@@ -66,13 +69,8 @@ def interruptible(fn: Callable[[], T]) -> T:
         presses[0] += 1
         if presses[0] > 1 or policy_watch.running(owner) is not None or not interrupt_all():
             raise Terminated(signum)  # (in a policy call, the loop cannot reach a stop)
-    old = signal.signal(signal.SIGINT, handler)
-    old_term = signal.signal(signal.SIGTERM, handler)
-    try:
+    with _handling((signal.SIGINT, signal.SIGTERM), handler):
         return fn()
-    finally:
-        signal.signal(signal.SIGINT, old)
-        signal.signal(signal.SIGTERM, old_term)
 
 
 class Terminated(KeyboardInterrupt):
@@ -89,19 +87,53 @@ class Terminated(KeyboardInterrupt):
 
 
 def stopping_on_signals(fn: Callable[[], T]) -> T:
-    """Run `fn` with SIGTERM handled as Ctrl-C is (a `Terminated` raised in
-    the main thread: a study stops, keeps its finished runs and ends its
-    workers)."""
+    """Run `fn` with Ctrl-C and SIGTERM raising `Terminated` in the main
+    thread (a study stops, keeps its finished runs and ends its workers), as
+    Python's own Ctrl-C raises `KeyboardInterrupt`, but not lost where Python
+    drops exceptions (`_handling`)."""
     if threading.current_thread() is not threading.main_thread():
         return fn()
 
     def handler(signum: int, frame: Any) -> None:
         raise Terminated(signum)
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
+    with _handling((signal.SIGINT, signal.SIGTERM), handler):
         return fn()
+
+
+@contextlib.contextmanager
+def _handling(signums: tuple[int, ...], handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """`handler` for `signums` in the block, and a `Terminated` it raised that
+    the interpreter swallowed delivered again.
+
+    Python runs a signal's handler in whatever code the main thread is
+    running, and an exception raised inside a weak reference's callback, a
+    `__del__` or a garbage collection is printed ("Exception ignored in …")
+    and dropped. A SIGTERM that came while the import system released a
+    module lock was lost that way: the sweep printed a traceback and ran on
+    to its end. Such an exception goes to `sys.unraisablehook`; while the
+    handler is installed, a `Terminated` that reaches it has its signal sent
+    again, so the handler runs once more in the code that follows. (Sent
+    from a timer's thread a moment later: sent at once, the handler would run
+    inside the hook, where its exception is dropped too; should it be dropped
+    again, it is sent again.)"""
+    previous = sys.unraisablehook
+
+    def redeliver(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, Terminated):
+            timer = threading.Timer(AGAIN, os.kill, (os.getpid(), exc.signum))
+            timer.daemon = True
+            timer.start()
+        else:
+            previous(unraisable)
+    olds = [signal.signal(signum, handler) for signum in signums]
+    sys.unraisablehook = redeliver
+    try:
+        yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        sys.unraisablehook = previous
+        for signum, old in zip(signums, olds):
+            signal.signal(signum, old)
 
 
 def check_stdout() -> None:
