@@ -17,6 +17,7 @@ import serq
 from serq.core.errors import SimulationError
 from serq.policies import StepStage
 from serq.report.json_report import to_dict
+from serq.runtime.sim.simulation import Simulation
 
 from oracle import assert_fields_match, requires, run_reference
 
@@ -84,6 +85,14 @@ stage engine : step { budget 4; cost 0.25; }
 workload { arrive batch(1); }
 session { turn; run engine prefill (6); observe ttft = now; run engine decode (1.5);
   observe done = now; }
+run { horizon 50; warmup 0; seed 1; }
+"""
+
+# the cost is the tokens: a decode's last half token lasts half as long
+DECODE_FRACTION = """
+stage engine : step { budget 4; cost tokens; }
+workload { arrive batch(1); }
+session { turn; run engine decode (2.5); observe done = now; }
 run { horizon 50; warmup 0; seed 1; }
 """
 
@@ -552,6 +561,19 @@ def test_an_iteration_may_last_less_than_one_time_unit():
     assert stage(rep)["iterations"] == 4
 
 
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_decode_takes_one_token_then_what_is_left(checked):
+    """§7 step 3 (a decode's tokens: min(1, remaining)): a decode of 2.5
+    tokens under `cost tokens` takes 1, 1 and 0.5 tokens, iterations
+    [0, 1), [1, 2), [2, 2.5): done at 2.5 after 3 iterations. Planned by the
+    engine's closed runs (`checked` False) and by `attempt` at every
+    iteration (the invariant checker turns the fast paths off)."""
+    prog = serq.load(None, source=DECODE_FRACTION)
+    rep = Simulation(prog, check_invariants=True).run() if checked else serq.run(prog)
+    assert samples(rep, "done") == [(0, 2.5, 2.5)]
+    assert stage(rep)["iterations"] == 3
+
+
 def test_a_preempt_only_iteration_may_cost_nothing():
     """§7 step 7 (an iteration that only preempted may cost 0): SE-18 with
     `cost tokens > 0 ? 1 : 0`. At 0 both are admitted (kv 4 + 5 = 9) and
@@ -965,7 +987,7 @@ def test_a_session_released_in_an_admission_joins_that_iteration():
 #: The programs compared with pyserq 0.1.3 (seed 1).
 PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             JOIN_BY_ADMISSION.replace("LATE", "serial < 2"), PREEMPTED_WHILE_RUNNING, BUDGET_LEFT_OUTSIDE,
-            ATTENTION_IN_ORDER, SHORT_COST, BETWEEN_ENDS, SE1_WARMUP, FREE_PREEMPTION,
+            ATTENTION_IN_ORDER, SHORT_COST, DECODE_FRACTION, BETWEEN_ENDS, SE1_WARMUP, FREE_PREEMPTION,
             THREE_GROWERS, GRANULE_WAIT, FIRST_EXCLUDED, TWO_A_TIME, DROPPED_ATTENTION,
             NO_MEMORY, ONE_LONG_GAP, SERVED_BEFORE, STALLED_FIRST, EXCLUSIVE_NO_BUDGET,
             NOT_ADMITTED, SE1_CUT, SMALL_GRANULE, EXCLUSIVE_ADMISSION,

@@ -600,14 +600,23 @@ class StepStage(Stage):
                 continue
             if job.stall is not None:
                 continue
-            t = share(job.remaining, job.mode == "decode", chunk, left)
+            # `share`, inline: one token for a decode, up to `chunk` for a prefill
+            rem = job.remaining
+            prefill = job.mode != "decode"
+            if prefill:
+                t = chunk if 0 < chunk < rem else rem
+            else:
+                t = 1.0 if rem >= 1.0 else rem
+            if t > left:
+                t = left
             if t <= 0:
                 continue
             k = 0.0
             if job.growing is not None and job.session is not None:
                 frame = job.frame
-                if frame is not None and frame.pos[job.fk] + t - frame.alloc[job.fk] <= TOL:
-                    k = frame.pos[job.fk]
+                # (the tokens fit the allocation: K is the hold's position)
+                if frame is not None and (k := frame.pos[job.fk]) + t - frame.alloc[job.fk] <= TOL:
+                    pass
                 else:
                     plan.left, plan.tokens = left, tokens
                     before = plan.preempted
@@ -622,7 +631,7 @@ class StepStage(Stage):
             assign.append((job, t, k))
             left -= t
             tokens += t
-            if job.mode == "prefill":
+            if prefill:
                 plan.prefilled += t
                 plan.attention += t * (k + t / 2.0)
         plan.left, plan.tokens = left, tokens
