@@ -102,8 +102,8 @@ def stopping_on_signals(fn: Callable[[], T]) -> T:
 
 @contextlib.contextmanager
 def _handling(signums: tuple[int, ...], handler: Callable[[int, Any], None]) -> Iterator[None]:
-    """`handler` for `signums` in the block, and a `Terminated` it raised that
-    the interpreter swallowed delivered again.
+    """`handler` for `signums` in the block; a `Terminated` it raised that
+    Python dropped is delivered again.
 
     Python runs a signal's handler in whatever code the main thread is
     running, and an exception raised inside a weak reference's callback, a
