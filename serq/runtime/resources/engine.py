@@ -600,7 +600,9 @@ class StepStage(Stage):
                 continue
             if job.stall is not None:
                 continue
-            # `share`, inline: one token for a decode, up to `chunk` for a prefill
+            # `share`, inline (the call cost 3% of an event's instructions at
+            # issue 28's load); test_engine_planning's decode of 2.5 tokens
+            # holds this copy and the closed runs' `share` to the same answer
             rem = job.remaining
             prefill = job.mode != "decode"
             if prefill:
