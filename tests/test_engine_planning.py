@@ -321,6 +321,27 @@ KV_OTHER_GROWN = KV_TWICE.replace("pool kv {", "pool kv2 { cap 100; }\npool kv {
     "OUTER hold kv (2)", "hold kv (3), kv2 (2)").replace("growing kv;", "growing kv2;").replace(
     "INNER ", "")
 
+# the session's only hold on kv, which its run grows: the cost reads that hold's allocation
+KV_SOLE = """
+pool kv { cap 100; }
+stage engine : step { budget 8; cost kv_decode; memory kv; }
+workload { arrive batch(1); }
+session { turn; hold kv (2) { run engine decode (3) growing kv; } observe done = now; }
+run { horizon 40; warmup 0; seed 1; }
+"""
+# the same hold admitted by the engine: the run is a newcomer of the first iteration's admission
+KV_SOLE_ADMITTED = KV_SOLE.replace("pool kv { cap 100; }", "pool kv { cap 100; admit via engine; }")
+
+# session 1's growth, later in the serving pass, preempts session 0, served before it
+KV_PREEMPTED_IN_THE_PASS = """
+pool kv { cap 4; preempt by (admission); }
+stage engine : step { budget 8; cost kv_decode; memory kv; }
+workload { arrive batch(2); }
+session { turn; hold kv (serial == 0 ? 3 : 1) { run engine decode (2) growing kv; }
+          observe done = now; }
+run { horizon 60; warmup 0; seed 1; }
+"""
+
 # the budget is the kv the prefilling residents hold, asked before the run first grows its hold
 BUDGET_FROM_KV = """
 pool kv { cap 100; }
@@ -929,6 +950,33 @@ def test_kv_decode_adds_every_hold_on_the_memory_pool():
     assert samples(run(KV_OTHER_GROWN), "done") == [(0, 6.0, 6.0)]
 
 
+def test_kv_decode_reads_the_allocation_the_serving_pass_leaves():
+    """§7.1 (`kv_decode`, as the iteration starts) with the serving pass's
+    growth (§7 step 4): the session's only hold on kv has 2 units, and its
+    decode of 3 grows it. [0, 2) and [2, 4) cost 2 (positions 0 -> 1 -> 2,
+    within the allocation); the third token grows the hold to 3 first, so
+    [4, 7) costs 3: done at 7 after 3 iterations. The same when the engine
+    admits the hold (`admit via engine`): the run joins the first iteration
+    in its admission. (pyserq 0.1.3 at seed 1: 7 and 7.)"""
+    for source in (KV_SOLE, KV_SOLE_ADMITTED):
+        rep = run(source)
+        assert samples(rep, "done") == [(0, 7.0, 7.0)]
+        assert stage(rep)["iterations"] == 3
+
+
+def test_kv_decode_leaves_out_a_resident_preempted_after_it_was_served():
+    """§7 step 4 and Part 03 §7.3: sessions 0 and 1 hold 3 and 1 of kv's 4
+    units. [0, 4) costs 3 + 1. At 4 session 0's token fits and is served;
+    session 1's needs a unit, and `preempt by (admission)` takes session 0's
+    3 (the first admitted), which leaves the iteration: [4, 6) costs session
+    1's 2 units, and session 1 is done at 6. Session 0, admitted again at 6,
+    decodes its 2 tokens at 3 a token: done at 12, after 4 iterations in
+    all. (pyserq 0.1.3 at seed 1: 6 and 12, 4 iterations.)"""
+    rep = run(KV_PREEMPTED_IN_THE_PASS)
+    assert sorted(samples(rep, "done")) == [(0, 12.0, 12.0), (1, 6.0, 6.0)]
+    assert stage(rep)["iterations"] == 4
+
+
 def test_a_budget_reads_the_kv_of_a_resident_not_yet_served():
     """§7 step 1 (`kv_prefill` over the residents when the budget is
     evaluated): at 0 the prefill of 8 has not grown its hold yet, and holds
@@ -995,7 +1043,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
+            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [

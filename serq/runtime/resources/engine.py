@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from heapq import heappush
-from typing import Any, Callable, Optional, Sequence
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 
 from ...core.errors import SimulationError, shortest
@@ -58,7 +59,7 @@ class Plan:
     """The state of one iteration attempt (Plan/Step moments read it)."""
 
     __slots__ = ("budget", "chunk", "left", "served", "assign", "tokens", "prefilled",
-                 "attention", "admitted", "preempted", "stop", "no_admit")
+                 "attention", "admitted", "preempted", "stop", "no_admit", "sums")
 
     def __init__(self, budget: float, chunk: float):
         self.budget = budget
@@ -73,6 +74,9 @@ class Plan:
         self.preempted = 0
         self.stop = False          # a grower preempted itself: the pass ended
         self.no_admit = False      # exclusive prefill / granule wait
+        # (decoders, kv_decode, kv_prefill, entries): `totals` of the first
+        # `entries` of `assign`, added up by `_serve_in_order` as it served
+        self.sums: Optional[tuple[float, float, float, int]] = None
 
 
 class StepStage(Stage):
@@ -242,7 +246,7 @@ class StepStage(Stage):
         return False
 
     # -- moments ---------------------------------------------------------------------------
-    def totals(self, jobs: Optional[list[StepJob]] = None) -> tuple[float, float, float, float]:
+    def totals(self, jobs: Optional[Iterable[StepJob]] = None) -> tuple[float, float, float, float]:
         """(residents, decoders, kv_decode, kv_prefill) over `jobs` (all residents).
 
         A sum is 0.0 when nothing that reads these totals reads it (over all
@@ -423,7 +427,8 @@ class StepStage(Stage):
         self.sim.stamp += 1
         self.own_stamp += 1
         saved = dict(self.registers) if self.registers else None
-        b, c = self._budget_chunk()
+        fixed = self.spec.fixed  # (`_budget_chunk`'s common case, inline)
+        b, c = fixed if fixed is not None else self._budget_chunk()
         plan = self.plan = Plan(b, c)
         try:
             if self.spec.in_order and self.plain_order and not self.queue_waiting():
@@ -440,11 +445,15 @@ class StepStage(Stage):
             self.sim.fleet.idle.add(self)  # idle, perhaps with work
             return
         self.last_void = False
-        self._start(plan)
-
-    def _start(self, plan: Plan) -> None:
-        res, dec, kvd, kvp = self.totals([a[0] for a in plan.assign])
-        self._launch(plan.assign, plan.tokens, int(dec), plan.prefilled, res, kvd, kvp,
+        assign = plan.assign
+        sums = plan.sums
+        if sums is not None and sums[3] == len(assign) and not plan.preempted:
+            # (no run joined the plan since `_serve_in_order` added them up,
+            # and no hold lost its allocation)
+            res, (dec, kvd, kvp, _n) = float(len(self.residents)), sums
+        else:
+            res, dec, kvd, kvp = self.totals(map(itemgetter(0), assign))
+        self._launch(assign, plan.tokens, int(dec), plan.prefilled, res, kvd, kvp,
                      plan.attention, plan)
 
     def _launch(self, assign: list, tokens: float, decoders: int, prefilled: float,
@@ -456,9 +465,10 @@ class StepStage(Stage):
         env = self.env
         now = env.now
         if cost is None:
-            cost = self._checked_cost(self.spec.cost(
-                tokens, float(decoders), prefilled, res, kvd, kvp, attention, self.registers),
-                tokens)
+            cost = self.spec.cost(tokens, float(decoders), prefilled, res, kvd, kvp, attention,
+                                  self.registers)
+            if not cost > 0.0:
+                cost = self._checked_cost(cost, tokens)  # raises when tokens > 0
         self.iterations += 1
         advance = None
         for job, t, _k in assign:
@@ -586,13 +596,22 @@ class StepStage(Stage):
         while it runs), with the common case -- a token that fits the
         resident's allocation -- inline. It leaves `plan.served` empty: only
         a later pass over the newcomers an admission brings reads it, and a
-        newcomer is a run that was not a resident in this pass."""
+        newcomer is a run that was not a resident in this pass. It is the
+        plan's first pass: `plan.assign` is empty when it starts."""
         left = plan.left
         chunk = plan.chunk
         assign = plan.assign
         tokens = plan.tokens
         residents = self.residents
         removed = False
+        # `totals` of what it assigns (`plan.sums`), added as `totals` adds
+        # them, in the order of `assign`: while each run grows the engine's
+        # memory in its session's only hold on it, from the allocation the
+        # fit reads (`attempt` uses them when nothing changed them since)
+        mem = self.memory if self.spec.needs_kv else None
+        holders = mem.holder_count if mem is not None else None
+        summed = True
+        dec = kvd = kvp = 0.0
         for job in residents[:]:
             if left <= 0:
                 break
@@ -614,10 +633,11 @@ class StepStage(Stage):
             if t <= 0:
                 continue
             k = 0.0
-            if job.growing is not None and job.session is not None:
+            if (growing := job.growing) is not None and job.session is not None:
                 frame = job.frame
                 # (the tokens fit the allocation: K is the hold's position)
-                if frame is not None and (k := frame.pos[job.fk]) + t - frame.alloc[job.fk] <= TOL:
+                if frame is not None and \
+                        (k := frame.pos[fk := job.fk]) + t - (held := frame.alloc[fk]) <= TOL:
                     pass
                 else:
                     plan.left, plan.tokens = left, tokens
@@ -630,13 +650,28 @@ class StepStage(Stage):
                     if k is None:
                         continue
                     removed = removed or plan.preempted != before
+                    held = job.frame.alloc[job.fk]  # (grown)
             assign.append((job, t, k))
             left -= t
             tokens += t
             if prefill:
                 plan.prefilled += t
                 plan.attention += t * (k + t / 2.0)
+            if summed:
+                if mem is None:
+                    if not prefill:
+                        dec += 1
+                elif growing is not mem or holders.get(job.session) != 1:
+                    summed = False
+                # (else `held`, its allocation, was read above as it was served)
+                elif prefill:
+                    kvp += held
+                else:
+                    dec += 1
+                    kvd += held
         plan.left, plan.tokens = left, tokens
+        if summed:
+            plan.sums = (dec, kvd, kvp, len(assign))
 
     def _grow(self, job: StepJob, t: float, plan: Plan) -> Optional[float]:
         """Grow the resident's hold for `t` more tokens (preempting others if
