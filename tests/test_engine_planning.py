@@ -342,6 +342,14 @@ session { turn; hold kv (serial == 0 ? 3 : 1) { run engine decode (2) growing kv
 run { horizon 60; warmup 0; seed 1; }
 """
 
+# a prefill of 2e-9 tokens in chunks of 1e-9: the first leaves exactly the tolerance, 1e-9
+LEFT_WITH_TOL = """
+stage engine : step { budget 8; chunk 1e-9; cost 1; }
+workload { arrive batch(1); }
+session { turn; run engine prefill (2e-9); observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+
 # the budget is the kv the prefilling residents hold, asked before the run first grows its hold
 BUDGET_FROM_KV = """
 pool kv { cap 100; }
@@ -977,6 +985,16 @@ def test_kv_decode_leaves_out_a_resident_preempted_after_it_was_served():
     assert stage(rep)["iterations"] == 4
 
 
+def test_a_run_left_with_the_tolerance_is_done():
+    """Part 04's conventions (§7: a run whose remaining work is at most
+    1e-9 completes): 2e-9 - 1e-9 is exactly 1e-9 in binary floating point
+    (2e-9 is twice 1e-9, exactly), so the prefill is done at the end of its
+    first iteration, at 1 (pyserq 0.1.3 at seed 1: 1, one iteration)."""
+    rep = run(LEFT_WITH_TOL)
+    assert samples(rep, "done") == [(0, 1.0, 1.0)]
+    assert stage(rep)["iterations"] == 1
+
+
 def test_a_budget_reads_the_kv_of_a_resident_not_yet_served():
     """§7 step 1 (`kv_prefill` over the residents when the budget is
     evaluated): at 0 the prefill of 8 has not grown its hold yet, and holds
@@ -1043,7 +1061,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
+            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, LEFT_WITH_TOL,
+            BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
