@@ -194,7 +194,7 @@ class Burst(ClosedRuns):
                         # smaller child of the heap's root, is an engine's end)
                         n = len(q)
                         frog = None
-                        if n > 1:
+                        if n > 1 and other.kept is not None:  # (as `_may_go_on` asks first)
                             nxt = q[1] if n == 2 or q[1] < q[2] else q[2]
                             if nxt[3] in ends:
                                 frog = leapfrog(other)
