@@ -350,6 +350,22 @@ session { turn; run engine prefill (2e-9); observe done = now; }
 run { horizon 20; warmup 0; seed 1; }
 """
 
+# session 1's second prefill is preempted by session 0's growth (lifo: session 1 was admitted last)
+PREFILL_PREEMPTED = """
+pool kv { cap 6; preempt lifo; }
+stage engine : step { budget 1; cost 1; }
+stage d : delay;
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) { hold kv (2) { run d (2.5); grow kv (4); run d (1); } }
+  else { run d (0.1); hold kv (4) { run engine prefill (2); run engine prefill (2); } }
+  observe done = now; }
+run { horizon 20; warmup 0; seed 1; }
+"""
+# the same with a decode of 2 tokens after the second prefill
+PREFILL_PREEMPTED_DECODED = PREFILL_PREEMPTED.replace(
+    "run engine prefill (2); } }", "run engine prefill (2); run engine decode (2); } }")
+
 # the budget is the kv the prefilling residents hold, asked before the run first grows its hold
 BUDGET_FROM_KV = """
 pool kv { cap 100; }
@@ -995,6 +1011,32 @@ def test_a_run_left_with_the_tolerance_is_done():
     assert stage(rep)["iterations"] == 1
 
 
+def test_after_a_preemption_one_prefill_end_continues_the_sequence():
+    """Part 06 §4 and §6.2 (a prefill end continues the sequence after a
+    decode token or after a preemption on the previous token's stage
+    since; otherwise it starts it afresh): session 1 holds kv (4) from 0.1;
+    its first prefill ends at 2.1 (the first token). At 2.5 session 0's
+    growth preempts it in its second prefill; admitted again at 3.5, its
+    hold's body runs again, and its prefills end at 5.5 and 7.5. The end at
+    5.5 continues the sequence (the preemption on the engine since 2.1: a
+    gap of 3.4, the engine's only one); the end at 7.5 follows a prefill end
+    with no decode token or preemption between them, so it starts the
+    sequence afresh: the request's first token is at 7.5 (ttft 7.5, no
+    tpot). With two decode tokens after it (at 8.5 and 9.5), the gaps are
+    3.4, 1 and 1 (mean 1.8) and tpot (9.5 - 7.5) / 2 = 1. pyserq 0.1.3 at
+    seed 1 gives the engine's gaps (mean_itl 3.4 and 1.8) and the times;
+    before, the end at 7.5 continued the sequence too (mean_itl 2.7)."""
+    rep = run(PREFILL_PREEMPTED)
+    row, client = stage(rep), to_dict(rep)["client"]
+    assert (row["mean_itl"], row["itl_p50"], row["itl_p99"]) == (3.4, 3.4, 3.4)
+    assert (client["ttft"]["count"], client["ttft"]["mean"], client["tpot"]["count"]) == (1, 7.5, 0)
+    assert samples(rep, "done") == [(0, 3.5, 3.5), (1, 7.5, 7.5)]
+    rep = run(PREFILL_PREEMPTED_DECODED)
+    row, client = stage(rep), to_dict(rep)["client"]
+    assert row["mean_itl"] == pytest.approx(1.8, rel=1e-12)
+    assert (client["ttft"]["mean"], client["tpot"]["mean"]) == (7.5, 1.0)
+
+
 def test_a_budget_reads_the_kv_of_a_resident_not_yet_served():
     """§7 step 1 (`kv_prefill` over the residents when the budget is
     evaluated): at 0 the prefill of 8 has not grown its hold yet, and holds
@@ -1061,7 +1103,8 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, LEFT_WITH_TOL,
+            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, LEFT_WITH_TOL, PREFILL_PREEMPTED,
+            PREFILL_PREEMPTED_DECODED,
             BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,

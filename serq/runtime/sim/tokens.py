@@ -55,9 +55,11 @@ class _Sequence:
             self.first = t
             self.count = 1
         self.last = t
-        # a prefill end that continued the sequence lets the next one continue
-        # too (pyserq 0.1.3: a decode, then two prefill ends, are one sequence)
-        self.prev_decode = decode or cont
+        # a prefill end that continued the sequence after a decode token lets
+        # the next one continue too; one that continued only because of a
+        # preemption does not (pyserq 0.1.3: a decode, then two prefill ends,
+        # are one sequence; a preemption, then two prefill ends, are two)
+        self.prev_decode = decode or (cont and self.prev_decode)
         self.prev_stage = stage
         if self.preempted:
             self.preempted = ()
@@ -218,15 +220,14 @@ class TokenLog:
             st.turn_no = s.turn_no
             st.turn.reset()
         prev = st.turn.last
-        if st.turn.token(stage, decode, t):
-            if t >= self.warmup:
-                out = st.gaps.get(stage)
-                if out is None:
-                    st.gaps[stage] = [t - prev]
-                else:
-                    out.append(t - prev)
-        else:
-            st.gaps.clear()
+        # (a token that starts the sequence again leaves the gaps before it:
+        # pyserq 0.1.3 counts them)
+        if st.turn.token(stage, decode, t) and t >= self.warmup:
+            out = st.gaps.get(stage)
+            if out is None:
+                st.gaps[stage] = [t - prev]
+            else:
+                out.append(t - prev)
 
     def decode(self, s: Any, stage: Any, t: float) -> None:
         """`token(s, stage, True, t)`, with the common case inline: a decode
