@@ -342,6 +342,17 @@ session { turn; hold kv (serial == 0 ? 3 : 1) { run engine decode (2) growing kv
 run { horizon 60; warmup 0; seed 1; }
 """
 
+# session 1's hold, admitted by the engine at its iteration end at 2, joins session 0's prefill
+KV_JOINED_AFTER_THE_PASS = """
+pool kv { cap 100; admit via engine; }
+stage engine : step { budget 8; chunk 1; cost kv_prefill; memory kv; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn; branch (serial == 1) { run d (0.5); }
+  hold kv (2) { run engine prefill (4) growing kv; } observe done = now; }
+run { horizon 60; warmup 0; seed 1; }
+"""
+
 # a prefill of 2e-9 tokens in chunks of 1e-9: the first leaves exactly the tolerance, 1e-9
 LEFT_WITH_TOL = """
 stage engine : step { budget 8; chunk 1e-9; cost 1; }
@@ -1001,6 +1012,20 @@ def test_kv_decode_leaves_out_a_resident_preempted_after_it_was_served():
     assert stage(rep)["iterations"] == 4
 
 
+def test_kv_prefill_counts_a_run_admitted_after_the_serving_pass():
+    """§7 steps 3-5 and §7.1 (`kv_prefill` over the iteration's runs, the
+    admitted ones included): prefills of 4 in chunks of 1, each session
+    holding kv (2) and growing it. [0, 2): session 0 alone (2). At 2 the
+    serving pass serves session 0's chunk, then the admission brings
+    session 1, whose chunk joins: 2 + 2, [2, 6). Then both grow a unit an
+    iteration: 3 + 2 for [6, 11) and 4 + 3 for [11, 18), when session 0 is
+    done; session 1's last chunk, 4, ends at 22. Five iterations (pyserq
+    0.1.3 at seed 1: 18 and 22, five iterations)."""
+    rep = run(KV_JOINED_AFTER_THE_PASS)
+    assert sorted(samples(rep, "done")) == [(0, 18.0, 18.0), (1, 22.0, 22.0)]
+    assert stage(rep)["iterations"] == 5
+
+
 def test_a_run_left_with_the_tolerance_is_done():
     """Part 04's conventions (§7: a run whose remaining work is at most
     1e-9 completes): 2e-9 - 1e-9 is exactly 1e-9 in binary floating point
@@ -1103,7 +1128,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             SE1_WARMUP.replace("warmup 1.5", "warmup 3"), REGISTER_RESTORED,
             ZERO_WORK_IN_ADMISSION, ZERO_WORK_AFTER_ADMISSION, DECODING_WEIGHED,
             DECODERS_WITH_MEMORY, KV_NESTED, KV_LEASED,
-            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, LEFT_WITH_TOL, PREFILL_PREEMPTED,
+            KV_OTHER_GROWN, KV_SOLE, KV_SOLE_ADMITTED, KV_PREEMPTED_IN_THE_PASS, KV_JOINED_AFTER_THE_PASS, LEFT_WITH_TOL, PREFILL_PREEMPTED,
             PREFILL_PREEMPTED_DECODED,
             BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
