@@ -2,10 +2,12 @@
 
 Tokens are the decode tokens (ends of iterations that scheduled one) and
 the prefill completions of a session's runs on step stages. A prefill
-completion continues the sequence when the previous token was a decode, or
-when the session was preempted on the previous token's stage since; else
-it starts a new sequence, replacing the earlier tokens. Requests give the
-client series `ttft`/`tpot`; turns give each stage's inter-token gaps.
+completion continues the sequence when the previous token was a decode (or
+a prefill completion that continued after one), or when the session was
+preempted on the previous token's stage since; else it starts a new
+sequence: the request's first token again, while the turn's gaps before it
+stay counted (pyserq 0.1.3). Requests give the client series
+`ttft`/`tpot`; turns give each stage's inter-token gaps.
 """
 from __future__ import annotations
 
