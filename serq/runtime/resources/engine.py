@@ -606,8 +606,10 @@ class StepStage(Stage):
         removed = False
         # `totals` of what it assigns (`plan.sums`), added as `totals` adds
         # them, in the order of `assign`: while each run grows the engine's
-        # memory in its session's only hold on it, from the allocation the
-        # fit reads (`attempt` uses them when nothing changed them since)
+        # memory in its session's only hold on it (`totals`' direct case,
+        # copied below), from the allocation the fit reads; `attempt` uses
+        # them when nothing changed them since. test_engine_planning's
+        # kv_decode/kv_prefill tests hold the copy to `totals`' answer.
         mem = self.memory if self.spec.needs_kv else None
         holders = mem.holder_count if mem is not None else None
         summed = True
@@ -663,8 +665,7 @@ class StepStage(Stage):
                         dec += 1
                 elif growing is not mem or holders.get(job.session) != 1:
                     summed = False
-                # (else `held`, its allocation, was read above as it was served)
-                elif prefill:
+                elif prefill:  # (`held`: its allocation, read as it was served)
                     kvp += held
                 else:
                     dec += 1
