@@ -562,8 +562,8 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one():
                         logs[0].decode(a, stage, u)
                     logs[1].decode_run([job], stage, times)
                 elif x < 0.85:  # preempted: the run leaves
-                    logs[0].preempted(a, stage)
-                    logs[1].preempted(b, stage)
+                    logs[0].preempted(a)
+                    logs[1].preempted(b)
                     jobs[i] = None
                 else:  # the run ends
                     jobs[i] = None
@@ -585,7 +585,7 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one():
                 a.turn_no = b.turn_no = a.turn_no + 1  # a turn begins; no token yet
             else:
                 for log, s in zip(logs, (a, b)):
-                    log.preempted(s, stage)
+                    log.preempted(s)
         calls = []
         for log in logs:
             for stage in stages:

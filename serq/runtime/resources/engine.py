@@ -220,8 +220,6 @@ class StepStage(Stage):
             self.running[0][:] = [a for a in self.running[0] if a[0] is not job]
         if job.stall is not None:
             job.stall.cancel()
-        if job.session is not None:
-            self.sim.tokens.preempted(job.session, self)
 
     def work(self) -> float:
         """Tokens left in the residents' runs."""

@@ -562,6 +562,7 @@ class HoldManager:
             pool.stuck += 1
         s.preempt_pos[pool] = pos
         s.computed = pos
+        self.sim.tokens.preempted(s)  # (a later prefill end may continue, Part 06 §4)
         if s is not running:
             self._detach(s)
         while s.holds:

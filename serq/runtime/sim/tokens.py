@@ -3,8 +3,9 @@
 Tokens are the decode tokens (ends of iterations that scheduled one) and
 the prefill completions of a session's runs on step stages. A prefill
 completion continues the sequence when the previous token was a decode (or
-a prefill completion that continued after one), or when the session was
-preempted on the previous token's stage since; else it starts a new
+a prefill completion that continued after one), or when it is on the
+previous token's stage and the session was preempted since that token
+(wherever it was then: at a stage, waiting or growing); else it starts a new
 sequence: the request's first token again, while the turn's gaps before it
 stay counted (pyserq 0.1.3). Requests give the client series
 `ttft`/`tpot`; turns give each stage's inter-token gaps.
@@ -33,9 +34,8 @@ class _Sequence:
         self.count = 0
         self.prev_decode = False
         self.prev_stage: Any = None
-        # the stages the session was preempted on since the last token (a
-        # set once there is one)
-        self.preempted: Any = ()
+        # whether the session was preempted since the last token
+        self.preempted = False
 
     def extend(self, stage: Any, t: float) -> None:
         """A decode token continuing a sequence that has tokens (`token`'s
@@ -44,13 +44,14 @@ class _Sequence:
         self.last = t
         self.prev_decode = True
         self.prev_stage = stage
-        if self.preempted:
-            self.preempted = ()
+        self.preempted = False
 
     def token(self, stage: Any, decode: bool, t: float) -> bool:
         """Add a token; returns whether it continues the sequence."""
+        # (pyserq 0.1.3: after a preemption, a prefill end continues only on
+        # the previous token's stage, wherever the preemption found the session)
         cont = self.count > 0 and (decode or self.prev_decode
-                                   or self.prev_stage in self.preempted)
+                                   or (self.preempted and self.prev_stage is stage))
         if cont:
             self.count += 1
         else:
@@ -63,8 +64,7 @@ class _Sequence:
         # are one sequence; a preemption, then two prefill ends, are two)
         self.prev_decode = decode or (cont and self.prev_decode)
         self.prev_stage = stage
-        if self.preempted:
-            self.preempted = ()
+        self.preempted = False
         return cont
 
 
@@ -274,17 +274,16 @@ class TokenLog:
                     rest = times[1:]
                 job.ticks += rest
 
-    def preempted(self, s: Any, stage: Any) -> None:
-        """The session was preempted while resident at `stage`."""
+    @staticmethod
+    def preempted(s: Any) -> None:
+        """Session `s` (or fork leg) lost a hold to a preemption, wherever
+        it was: resident at a stage, waiting, or growing."""
         st = s.tok
         if st is not None:
             # (deferred tokens need not be recorded first: they leave the
-            # marks as they find them, and the marks come after them)
-            for seq in (st.request, st.turn):
-                if seq.preempted:
-                    seq.preempted.add(stage)
-                else:
-                    seq.preempted = {stage}
+            # mark as they find it, and it comes after them)
+            st.request.preempted = True
+            st.turn.preempted = True
 
     def flush(self, st: TokenState) -> None:
         """A turn's sequence is final: its gaps (those ending after warm-up)
