@@ -49,6 +49,7 @@ from serq.report.json_report import to_dict  # noqa: E402
 from serq.runtime.compile import schedule  # noqa: E402
 from serq.runtime.resources.holds import HoldManager  # noqa: E402
 from serq.runtime.resources.pools import Pool  # noqa: E402
+from serq.runtime.sim.simulation import Simulation  # noqa: E402
 from serq.runtime.watch.watchdog import RunStopped, interrupt_all  # noqa: E402
 
 from oracle import UNCOMPARED, compare_reports, interpreter  # noqa: E402
@@ -315,6 +316,42 @@ def spill_tier_unchecked() -> Iterator[None]:
         HoldManager.spill = plain  # type: ignore[method-assign]
 
 
+@contextmanager
+def end_without_pass() -> Iterator[None]:
+    """pyserq 0.1.3-0.1.5's session end, emulated in serq-simpy for the
+    runner: `end;` (or the end of the session code) releases the session's
+    holds and leases without the pool pass that Part 02 §10.3 step 1 and
+    Part 03 §4.3 run at once; waiting holds and growers are tried at the
+    next pass (another session's release or scope end, or the settle's
+    step 2), so the sessions that run before it -- a `closed`
+    replacement, another session made ready in the same settle -- do not
+    see them admitted."""
+    plain_end, plain_pass = Simulation.end_session, HoldManager.pool_pass
+
+    def end_session(self: Simulation, s: Any) -> None:
+        holds = self.holds if self.pool_list else None
+        if holds is not None:
+            holds.skip_pass = True  # the pass `end_session` makes itself
+        try:
+            plain_end(self, s)
+        finally:
+            if holds is not None:
+                holds.skip_pass = False
+
+    def pool_pass(self: HoldManager) -> None:
+        if getattr(self, "skip_pass", False):
+            self.skip_pass = False
+            return
+        plain_pass(self)
+    Simulation.end_session = end_session  # type: ignore[method-assign]
+    HoldManager.pool_pass = pool_pass  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Simulation.end_session = plain_end  # type: ignore[method-assign]
+        HoldManager.pool_pass = plain_pass  # type: ignore[method-assign]
+
+
 class _Listings(dict):
     """0.1.3's holders: a count of listings per session, `len` their sum."""
 
@@ -383,6 +420,10 @@ DEPARTURES = [
     # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
     Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
               spill_tier_unchecked),
+    # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
+    # at once (0.1.3-0.1.5 leave it to the next pass)
+    Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),
+              end_without_pass),
 ]
 
 

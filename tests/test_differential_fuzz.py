@@ -24,7 +24,7 @@ from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
 
 from differential_fuzz import (CASES, DEPARTURES, Campaign, campaign, classify, coverage_table,
-                               job_of, rerun, retried_growth_advances, run_ours,
+                               end_without_pass, job_of, rerun, retried_growth_advances, run_ours,
                                spill_tier_unchecked, stalled_prefills_hold_decodes, Outcome)
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 from program_gen import KINDS, generate, kinds
@@ -586,6 +586,75 @@ def test_a_spill_tier_is_kept_within_its_cap_against_0_1_3():
     assert classify(Outcome("report", _report(SPILL_SMALL_TIER)), Outcome("report", ref),
                     SPILL_SMALL_TIER, lambda: Outcome("report", _report(SPILL_SMALL_TIER)))[0] \
         == "departure: a spill tier kept within its cap"
+
+
+# the departure of a pool pass at a session's end (docs/departures.md),
+# generator seed 50519 (0.1.3 and 0.1.4). Session 0 fills `gate` until 1;
+# session 1 holds all of `p0` and queues at `gate` at 0.5, session 2 queues
+# at `p0` at 0.25, session 3 at `gate` at 0.75
+END_IN_A_SETTLE = """
+stage a : delay;
+pool gate { cap 2; }
+pool p0 { cap 2; }
+workload { arrive batch(4); }
+session {
+    branch (serial == 0) { hold gate (2) { run a (1); } }
+    branch (serial == 1) { hold p0 (2) { run a (0.5); hold gate (1) { } end; } }
+    branch (serial == 2) { run a (0.25); hold p0 (2) { } }
+    branch (serial == 3) { run a (0.75); hold gate (1) { observe u = used(p0); } }
+}
+run { horizon 6; }
+"""
+
+# a `closed` replacement reads `used(p0)` at once: session 0 keeps p0 as a
+# lease until it ends at 1.5, while session 1 waits for p0
+END_OF_A_CLOSED_SESSION = """
+stage s0 : delay;
+stage a : delay;
+pool p0 { cap 2; }
+workload { arrive closed(2); session { request; end; } }
+server {
+  observe u = used(p0);
+  hold p0 (2) { run a (1); } lease p0 (2)
+  run s0 (0.5);
+}
+run { horizon 6; }
+"""
+
+
+def _samples(source: str, name: str) -> list[tuple[int, float, float]]:
+    s = serq.run(serq.load(source=source)).observes[name]
+    return [(int(k), t, v) for v, t, k in zip(s.values, s.times, s.sessions)]
+
+
+def test_a_session_end_admits_at_once():
+    """Part 02 §10.3 step 1 and Part 03 §4.3: a session's end runs the
+    pool pass at once, before the next ready session runs. At 1 session 0's
+    scope end admits sessions 1 and 3 at `gate` (both ready, in that
+    order); session 1 ends inside its hold of p0, which admits session 2's
+    hold of p0 at once, so session 3 reads used(p0) = 2 (pyserq 0.1.3: 0,
+    session 2 is admitted after session 3 has run). In the closed program,
+    each end at 1.5, 3, 4.5 admits the waiting hold before the replacement
+    runs: the replacements read 2 (pyserq 0.1.3: 0)."""
+    assert _samples(END_IN_A_SETTLE, "u") == [(3, 1.0, 2.0)]
+    assert _samples(END_OF_A_CLOSED_SESSION, "u") == [
+        (0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.5, 2.0), (3, 3.0, 2.0), (4, 4.5, 2.0), (5, 6.0, 2.0)]
+    with end_without_pass():
+        assert _samples(END_IN_A_SETTLE, "u") == [(3, 1.0, 0.0)]
+        assert [v for _k, _t, v in _samples(END_OF_A_CLOSED_SESSION, "u")] == [0.0] * 6
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("source", [END_IN_A_SETTLE, END_OF_A_CLOSED_SESSION],
+                         ids=["same settle", "closed replacement"])
+def test_a_session_end_admits_at_once_against_0_1_3(source):
+    ref = run_reference(source, "0.1.3")
+    with end_without_pass():
+        emulated = _report(source)
+    assert not compare_reports(emulated, ref, ignore=UNCOMPARED)
+    assert classify(Outcome("report", _report(source)), Outcome("report", ref), source,
+                    rerun(source, job_of(source, "0.1.3")))[0] \
+        == "departure: a pool pass at a session's end"
 
 
 # generator seed 4549 (0.1.3 and 0.1.4; tests/differential_cases/0.1.3/
