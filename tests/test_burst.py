@@ -19,6 +19,8 @@ import serq
 from serq.report.json_report import to_dict
 from serq.runtime.sim.simulation import Simulation
 
+from oracle import UNCOMPARED, compare_reports, requires, run_reference
+
 CASES = [
     # (program, sets, seed, horizon, warmup, arrivals)
     ("examples/multi-turn/vllm.sq", {}, 1, 60.0, 5.0, None),
@@ -40,7 +42,27 @@ CASES = [
     # gauges record the settled values of every instant the clock leaves (§7)
     ("source:gauges", {}, 1, 150.0, 10.0, None),
     ("source:gauges", {"lam": 8}, 2, 60.0, 0.0, None),
+    # an attempt that preempts the session it admitted (differential seed 51139)
+    ("source:preempted", {}, 1, 30.0, 0.0, None),
 ]
+
+# session 1's growth in the engine never fits beside session 0's (kv is no
+# engine's memory: the grower is the only candidate, and preempts itself)
+PREEMPTED = """
+stage E : step { cost 1 + 0.01 * kv_decode; }
+stage s0 : fifo;
+pool kv { cap 20; preempt by (-admission) requeue head; }
+pool reqs { admit via E; }
+workload { arrive batch(2); session { request; } }
+server {
+  hold kv (2) reuse (2) {
+    observe a = now;
+    hold reqs (3) { run E prefill (9) growing kv; run E decode (3) growing kv; run s0 (0.75); }
+  } cache (3) lease kv (1);
+  run s0 (1);
+}
+run { horizon 30; }
+"""
 
 GAUGES = """
 let lam = 3;
@@ -83,7 +105,7 @@ run { horizon 100; }
 
 
 def _report(path, sets, seed, horizon, warmup, arrivals, check):
-    sources = {"source:claims": CLAIMS, "source:gauges": GAUGES}
+    sources = {"source:claims": CLAIMS, "source:gauges": GAUGES, "source:preempted": PREEMPTED}
     prog = (serq.load(source=sources[path], sets=sets) if path in sources
             else serq.load(path, sets=sets))
     prog.settings = serq.api.settings_for(prog, seed=seed, horizon=horizon, warmup=warmup,
@@ -100,6 +122,32 @@ def test_bursts_give_the_loops_report(case):
     assert all(st.burst for st in sim.step_list)
     if case[0] == "source:gauges":
         assert len(json.loads(with_bursts)["gauges"]) == 4
+
+
+def test_no_pool_pass_follows_an_attempt():
+    """Part 02 §10.3: an engine's attempt is the instant's last step, and no
+    pool pass follows it. At 5 (session 0 has left kv, keeping 14 units as a
+    lease until 5.75) the attempt admits session 1's hold of reqs; its
+    prefill's growth preempts it, and its hold queues again at kv, where
+    its 2 units fit. The next pass is the next event's, at 5.75 (the lease
+    ends): session 1's kv admissions are at 0, 3, 4, 4.75 and 5.75 (it was
+    preempted at 2, 3, 4 and 5), and kv's mean_wait, timed from each
+    re-queue, is (0 + 0 + 1 + 1 + 0.75 + 0.75) / 6 = 3.5 / 6, as pyserq 0.1.3
+    gives them (seed 1: `a` mean 2.9167, max 5.75; kv mean_wait 0.5833). A
+    burst that handed its attempt back to the loop let the loop's pass admit
+    it at 5 (mean_wait 2.75 / 6)."""
+    rep = serq.run(serq.load(source=PREEMPTED))
+    s = rep.observes["a"]
+    assert [(int(k), t) for t, k in zip(s.times, s.sessions)] == [
+        (0, 0.0), (1, 0.0), (1, 3.0), (1, 4.0), (1, 4.75), (1, 5.75)]
+    assert to_dict(rep)["pools"][0]["mean_wait"] == pytest.approx(3.5 / 6, rel=1e-12)
+
+
+@requires("0.1.3")
+@pytest.mark.oracle
+def test_no_pool_pass_follows_an_attempt_against_0_1_3():
+    ours, ref = to_dict(serq.run(serq.load(source=PREEMPTED))), run_reference(PREEMPTED, "0.1.3")
+    assert not compare_reports(ours, ref, ignore=UNCOMPARED)
 
 
 def test_bursts_with_a_progress_line():

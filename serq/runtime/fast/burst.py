@@ -149,9 +149,10 @@ class Burst(ClosedRuns):
         is another engine's iteration end: the event loop would hand it to
         that engine's `_end` and do nothing else, so the burst goes on with
         that engine (a relay). The burst leaves either after an attempt
-        (`instant.closed`: the loop skips its own end-of-event work) or after
-        an iteration end that is not quiet (the loop does that work at the
-        current time)."""
+        (`instant.closed`: the loop skips its own end-of-event work; an
+        attempt that left work for the instant's settle has done it) or
+        after an iteration end that is not quiet (the loop does that work at
+        the current time)."""
         env = self.env
         q = env.queue
         instant = self.instant
@@ -171,9 +172,14 @@ class Burst(ClosedRuns):
                     st.dirty = False
                     if not st._closed():
                         st.attempt()
-                    if instant.dirty:  # a session it admitted joined a stage: the loop
-                        st._hand_back()  # settles the instant (Part 02 §10.3 step 4)
-                        return
+                    if instant.dirty:  # a session it admitted joined a stage, or was
+                        # preempted: the instant's settle goes on at once, as the
+                        # loop's `Instant.settled` would go on after this attempt,
+                        # with no pool pass between (Part 02 §10.3 step 4)
+                        st._hand_back()
+                        st.bursting = False
+                        instant.settled()
+                        break
                 running = st.running
                 if running is None or sim.drained is not None:
                     break
