@@ -273,8 +273,9 @@ def retried_growth_advances() -> Iterator[None]:
 def stalled_prefills_hold_decodes() -> Iterator[None]:
     """pyserq 0.1.3/0.1.4's `serve exclusive prefill`, emulated in
     serq-simpy for the runner: while a prefilling resident is stalled in a
-    growth and none is unstalled, the decode batch waits too (Part 04 §8.4
-    serves it)."""
+    growth and none is unstalled, the decoding residents wait too (Part 04
+    §8.4 serves them); the engine still admits, and serves what it admits
+    (generator seed 51236)."""
     plain = schedule.exclusive_body
 
     def exclusive_body() -> Callable[[Any, Any], None]:
@@ -282,9 +283,15 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
 
         def body(stage: Any, plan: Any) -> None:
             prefills = [j for j in stage.residents if j.mode == "prefill"]
-            if prefills and all(j.stall is not None for j in prefills):
-                return
-            inner(stage, plan)
+            if not prefills or any(j.stall is None for j in prefills):
+                return inner(stage, plan)
+            held = {j for j in stage.residents if j.mode == "decode"}
+            serve = stage.serve_one
+            stage.serve_one = lambda job, plan: None if job in held else serve(job, plan)
+            try:
+                inner(stage, plan)
+            finally:
+                del stage.serve_one
         return body
     schedule.exclusive_body = exclusive_body  # type: ignore[assignment]
     try:
