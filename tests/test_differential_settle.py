@@ -16,7 +16,7 @@ import serq
 from serq.core.errors import SerqError, SimulationError
 from serq.report.json_report import to_dict
 
-from differential_fuzz import campaign, job_of, programs, render, run_ours
+from differential_fuzz import campaign, holders_listed, job_of, programs, render, run_ours
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 
 # the generator seeds these findings came from (deterministic programs)
@@ -180,6 +180,54 @@ def test_a_hold_that_does_not_fit_waits_for_the_holders():
         serq.run(serq.load(source=src))
     assert "wait for each other" in info.value.message
     assert "session 1 waits at `p0`" in info.value.message
+
+
+# a leg's lease (inf) keeps 4 of p1's 6 units; the same leg then holds p1
+# again and releases it; a second leg waits at p1 for 4 units while the
+# session waits for it at the `join` (generator seed 52635, shrunk)
+LEASE_THEN_HOLD = """\
+pool p1 { cap 6; block 2; }
+workload { arrive batch(1); session { request; } }
+server {
+  fork { hold p1 (3) { } lease p1 (inf); hold p1 (2) { } }
+  join;
+  fork { hold p1 (3) { } }
+  join;
+}
+run { horizon 20; }
+"""
+
+
+def test_a_lease_of_a_leg_that_ended_is_its_sessions():
+    """The first leg's lease passes to the session when the leg ends (its
+    units stay, and the session is their holder); the second leg needs 4
+    of the 2 left, and the session waits for it: a cycle, which stops the
+    run at once (t = 0). pyserq 0.1.3 (seed 1) runs to the horizon instead:
+    its release of the leg's second hold drops every listing of the leg
+    among p1's holders, the lease's too, so its check finds no holder in
+    the way. That is the departure "holders counted as sessions"
+    (docs/departures.md), whose emulation gives the reference's report."""
+    with pytest.raises(SimulationError) as info:
+        serq.run(serq.load(source=LEASE_THEN_HOLD))
+    assert info.value.time == 0.0
+    assert "session 0 waits at the `join` at 7:3; a leg of session 0 waits at `p1`" \
+        in info.value.message
+    with holders_listed():
+        rep = to_dict(serq.run(serq.load(source=LEASE_THEN_HOLD)))
+    assert (rep["ended"], rep["pools"][0]["mean_used"], rep["pools"][0]["mean_queue"]) == (0, 4.0, 1.0)
+
+
+@requires("0.1.3")
+def test_a_lease_of_a_leg_that_ended_against_0_1_3():
+    ref = run_reference(LEASE_THEN_HOLD, "0.1.3")
+    with holders_listed():
+        ours = to_dict(serq.run(serq.load(source=LEASE_THEN_HOLD)))
+    assert not compare_reports(ours, ref, ignore=UNCOMPARED)
+    # and without the second hold, the reference finds the cycle too
+    from oracle import OracleError
+    with pytest.raises(OracleError) as info:
+        run_reference(LEASE_THEN_HOLD.replace(" hold p1 (2) { } }", " }"), "0.1.3")
+    assert "wait for each other" in str(info.value)
 
 
 @requires("0.1.3")

@@ -199,7 +199,9 @@ def _holders_in_the_way(frame: Any) -> list[Any]:
             continue
         if any(lease.expires for lease in p.leases):
             return []
-        mine = [f.session for f in p.frames] + [lease.owner for lease in p.leases]
+        # the pool's holders (`Pool.holder_count`): a lease of a leg that has
+        # ended is its session's (`leg_end`)
+        mine = [h.parent if h.ended and h.parent is not None else h for h in p.holder_count]
         if not mine:
             return []
         holders += mine
