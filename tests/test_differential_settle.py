@@ -1,8 +1,8 @@
 """Findings of the 5 000-program differential campaign (issue 22) settled
 against pyserq: when a `ps` stage re-evaluates, what a preempted resident
 leaves in its iteration's cost, a session's end (no event), which waits are
-"waiting for each other",
-and a leg whose hold is preempted.
+"waiting for each other", a leg whose hold is preempted, and how `work(s)`
+rounds.
 
 Every expected number comes from a named reference run: pyserq 0.1.3 (or
 0.1.4), seed 1, on the program shown or on the generator's program of the
@@ -318,3 +318,37 @@ def test_a_session_that_fails_as_a_settle_ends_stops_the_run():
     job = job_of(text, "0.1.3")
     out = run_ours(text, job["horizon"], job["trace"], job["warmup"])
     assert out.status == "stopped" and "the amount is -0.25" in out.message
+
+
+# ------------------------------------------------------------ the rounding of `work(s)`
+
+# every session's run of 2 at STAGE ends while the two sessions that arrived
+# after it (0.7 apart) are in service: `work` reads 2.1 each time, in
+# binary floating point up to its last bits (generator seed 55184, shrunk)
+WORK_LEFT = """\
+stage s2 : STAGE;
+workload { arrive renewal(0.7); session { request; } }
+server { run s2 (2); observe o2 = work(s2); }
+run { horizon 30; }
+"""
+
+
+@pytest.mark.parametrize("stage", ["delay", "fifo(10)"])
+def test_work_left_is_rounded_as_the_reference_rounds_it(stage):
+    """Part 04 §2: `work(s)` adds up what is left of each job in service, its
+    work less the time it has spent (`w - (now - start)`); `(start + w) -
+    now` is the same number but not the same double. pyserq 0.1.3, seed 1:
+    40 samples, mean 2.1000000000000005 exactly, ci 6.893198648990061e-16,
+    cv2 1.2682135024920616e-30 (the other order gave mean 2.1, ci
+    6.198562770151064e-16, and cv2 1.1248801500404276e-30)."""
+    o2 = to_dict(serq.run(serq.load(source=WORK_LEFT.replace("STAGE", stage))))["observes"]["o2"]
+    assert (o2["count"], o2["mean"], o2["ci"], o2["cv2"]) == (
+        40, 2.1000000000000005, 6.893198648990061e-16, 1.2682135024920616e-30)
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("stage", ["delay", "fifo(10)"])
+def test_work_left_against_0_1_3(stage):
+    source = WORK_LEFT.replace("STAGE", stage)
+    ref = run_reference(source, "0.1.3")
+    assert not compare_reports(to_dict(serq.run(serq.load(source=source))), ref, ignore=UNCOMPARED)

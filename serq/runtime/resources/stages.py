@@ -234,9 +234,11 @@ class Delay(Stage):
         self.in_service.pop(job, None)
 
     def work(self) -> float:
-        """Remaining work of the jobs present."""
+        """Remaining work of the jobs present (each job's work less the time
+        it has spent, in that order of operations, as pyserq 0.1.3 rounds it:
+        generator seed 55184)."""
         now = self.env.now
-        return seq_sum(job.start + job.work - now for job in self.in_service)
+        return seq_sum(job.work - (now - job.start) for job in self.in_service)
 
 
 class Fifo(Stage):
@@ -330,7 +332,7 @@ class Fifo(Stage):
         now = self.env.now
         total = 0.0
         for job in self.in_service:
-            total += job.start + job.work - now
+            total += job.work - (now - job.start)  # (as `Delay.work` rounds it)
         for job in self.waiting:
             total += job.work
         return total
