@@ -458,7 +458,11 @@ class HoldManager:
             candidates.sort(key=lambda f: f.session.proc.target.adm)
         if not candidates:
             return None
-        return pool.preempt_victim(candidates)
+        victim = pool.preempt_victim(candidates)
+        # the victim loses its innermost hold on the pool, the one its runs
+        # and growths act on (§4.9), whichever of its holds was the candidate
+        # chosen (pyserq 0.1.3, generator seed 59521)
+        return self._frame_of(victim.session, pool, "preempt")[0]
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:

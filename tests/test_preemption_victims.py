@@ -1,0 +1,88 @@
+"""Which hold a preemption takes (spec Part 03 §7.3, §4.9): the victim is
+chosen among the candidates (on a pool that is no engine's memory, the
+holds in the order the pool admitted them; on an engine's memory, the
+engine's residents), and the victim loses its innermost hold on the pool,
+the one its runs and growths act on, even when the candidate chosen was an
+outer hold of the same session.
+
+Found by the differential campaign (generator seed 59521 against pyserq
+0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
+its outer hold). Every number below is worked out in the docstring and is
+what pyserq 0.1.3 gives at seed 1 (the differential test at the end, run
+where the reference is installed); the code before this rule gave the
+other answer, as each docstring says."""
+from __future__ import annotations
+
+import pytest
+
+import serq
+from serq.report.json_report import to_dict
+
+from oracle import UNCOMPARED, compare_reports, requires, run_reference
+
+# session 0 holds p twice, nested; session 1's growth at 2 needs room
+PLAIN = """
+pool p { cap 10; preempt by (admission); }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold p (2) { observe o1 = now; hold p (2) { observe i1 = now; run d (5); } run d (1); } }
+  else { run d (1); hold p (3) { run d (1); grow p (5); observe g = now; } } }
+run { horizon 20; }
+"""
+
+# the inner hold's growth in the engine can never fit beside the outer one
+ENGINE = """
+pool kv { cap 10; preempt by (admission) requeue tail; }
+stage E : step { cost 1; memory kv; }
+workload { arrive batch(1); }
+session { turn;
+  hold kv (3) { observe o1 = now; hold kv (2) { observe i1 = now; run E prefill (9) growing kv; } }
+}
+run { horizon 10; }
+"""
+
+
+def times(rep, name: str) -> list[float]:
+    return list(rep.observes[name].times)
+
+
+def test_a_victim_on_a_plain_pool_loses_its_innermost_hold():
+    """Session 0 holds 2 + 2 from 0 (its outer and inner holds, admitted
+    in that order); session 1 holds 3 from 1 and at 2 grows by 5: 12 > 10.
+    `preempt by (admission)` chooses the candidate admitted first, session
+    0's outer hold, so session 0 is the victim, and it gives back its inner
+    hold (2 units): 10 fits, session 1 grows at 2 and its hold ends there;
+    session 0's inner hold is admitted again at 2. So `o1` is observed once
+    (at 0) and `i1` twice (0 and 2). Before: session 0 lost its outer hold
+    with the inner one inside it, and observed `o1` at 0 and 2."""
+    rep = serq.run(serq.load(source=PLAIN))
+    assert (times(rep, "o1"), times(rep, "i1"), times(rep, "g")) == ([0.0], [0.0, 2.0], [2.0])
+
+
+def test_a_resident_victim_loses_the_hold_its_run_grows():
+    """Session 0's inner hold (2, beside the outer 3) is admitted at 0, and
+    E's attempt grows it to 9: 3 + 9 > 10. The only candidate is session 0,
+    E's resident, and it loses the inner hold, the one its prefill grows
+    (computed 0); the attempt only preempted, an iteration of cost 1, and
+    at its end the inner hold (5 <= 10) is admitted again, to be preempted
+    again (at position 0, no progress: `stuck` 1): at 0, 1, ..., 10. The
+    outer hold stays: `o1` once. Before: session 0 lost its outer hold (the
+    candidate admitted first) and observed `o1` at every re-admission."""
+    rep = serq.run(serq.load(source=ENGINE))
+    assert times(rep, "o1") == [0.0]
+    assert times(rep, "i1") == [float(k) for k in range(11)]
+    kv = to_dict(rep)["pools"][0]
+    assert (kv["preemptions"], kv["stuck"], kv["admissions"]) == (11, 1, 12)
+
+
+@requires("0.1.3")
+@pytest.mark.oracle
+@pytest.mark.parametrize("source", [PLAIN, ENGINE], ids=["plain pool", "engine memory"])
+def test_preemption_victims_against_0_1_3(source):
+    """Every field but `mean_holders`, which the reference counts per
+    admission (the departure "holders counted as sessions")."""
+    ours = to_dict(serq.run(serq.load(source=source)))
+    ref = run_reference(source, "0.1.3")
+    diffs = compare_reports(ours, ref, ignore=UNCOMPARED)
+    assert all(".mean_holders:" in d for d in diffs), diffs
