@@ -274,24 +274,34 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
     """pyserq 0.1.3/0.1.4's `serve exclusive prefill`, emulated in
     serq-simpy for the runner: while a prefilling resident is stalled in a
     growth and none is unstalled, the decoding residents wait too (Part 04
-    §8.4 serves them); the engine still admits, and serves what it admits
-    (generator seed 51236)."""
+    §8.4 serves them) from the next instant on; the engine still admits,
+    and serves what it admits (generator seeds 51236, 59586)."""
     plain = schedule.exclusive_body
 
     def exclusive_body() -> Callable[[Any, Any], None]:
         inner = plain()
+        seen: dict[Any, float] = {}  # each stall, and when an attempt first met it
 
         def body(stage: Any, plan: Any) -> None:
+            now = stage.env.now
             prefills = [j for j in stage.residents if j.mode == "prefill"]
-            if not prefills or any(j.stall is None for j in prefills):
-                return inner(stage, plan)
-            held = {j for j in stage.residents if j.mode == "decode"}
-            serve = stage.serve_one
-            stage.serve_one = lambda job, plan: None if job in held else serve(job, plan)
-            try:
+            # (a stall that began at this instant, such as an admitted
+            # prefill's, does not hold the decode batch yet: the reference
+            # keeps the batch it planned before that admission, seed 59586)
+            if not prefills or any(j.stall is None or seen.get(j.stall, now) == now
+                                   for j in prefills):
                 inner(stage, plan)
-            finally:
-                del stage.serve_one
+            else:
+                held = {j for j in stage.residents if j.mode == "decode"}
+                serve = stage.serve_one
+                stage.serve_one = lambda job, plan: None if job in held else serve(job, plan)
+                try:
+                    inner(stage, plan)
+                finally:
+                    del stage.serve_one
+            for j in stage.residents:
+                if j.stall is not None:
+                    seen.setdefault(j.stall, now)
         return body
     schedule.exclusive_body = exclusive_body  # type: ignore[assignment]
     try:

@@ -394,6 +394,51 @@ def test_an_exclusive_prefill_engine_with_every_prefill_stalled_against_0_1_3():
         "departure: an exclusive prefill engine with every prefill stalled"
 
 
+# the same departure when the stall begins with an admission (generator
+# seed 59586, shrunk): session 1's prefill, admitted at 1, stalls
+ADMITTED_STALL = """\
+stage E : step { cost 1; serve exclusive prefill; }
+pool kv { cap 20; block 4; admit via E; }
+workload { arrive batch(2); session { request; } }
+server {
+  hold kv (4) { run E prefill (9) growing kv; observe pf = now; run E decode (2) growing kv; observe dc = now; }
+}
+run { horizon 10; }
+"""
+
+
+def _times(source: str, name: str) -> list[tuple[int, float]]:
+    s = serq.run(serq.load(source=source)).observes[name]
+    return [(int(k), t) for t, k in zip(s.times, s.sessions)]
+
+
+def test_an_admitted_prefill_that_stalls_keeps_the_decode_batch():
+    """Part 04 §8.4: session 0 prefills at [0, 1) (9 tokens: 16 of kv's 20
+    units). At 1 the engine admits session 1 (4 units) and its prefill
+    displaces session 0's tentative decode, but its growth to 16 units
+    does not fit: it stalls and gets nothing, and the engine attempts again
+    at that instant: no prefill is unstalled, so session 0 decodes at
+    [1, 2) and [2, 3). Its hold ends at 3; session 1's growth goes through:
+    prefill [3, 4), decode [4, 6); 6 iterations. pyserq 0.1.3 (seed 1)
+    decodes at [1, 2) too, then serves nothing while session 1's prefill is
+    stalled: 2 iterations, one `pf`, no `dc`; the runner's emulation gives
+    that."""
+    assert _times(ADMITTED_STALL, "pf") == [(0, 1.0), (1, 4.0)]
+    assert _times(ADMITTED_STALL, "dc") == [(0, 3.0), (1, 6.0)]
+    assert _report(ADMITTED_STALL)["stages"][0]["iterations"] == 6
+    with stalled_prefills_hold_decodes():
+        emulated = _report(ADMITTED_STALL)
+    assert (emulated["observes"]["pf"]["count"], emulated["observes"]["dc"]["count"]) == (1, 0)
+    assert emulated["stages"][0]["iterations"] == 2
+
+
+@requires("0.1.3")
+def test_an_admitted_prefill_that_stalls_against_0_1_3():
+    ref = run_reference(ADMITTED_STALL, "0.1.3")
+    with stalled_prefills_hold_decodes():
+        assert not compare_reports(_report(ADMITTED_STALL), ref, ignore=UNCOMPARED)
+
+
 # found by the fuzzer (0.1.3 and 0.1.4, generator seed 1236, shrunk): in an
 # iteration body, a grower that preempts itself ends its `serve` statement
 # only; a later `admit` without `while` still admits (Part 04 §9), here the
