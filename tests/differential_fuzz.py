@@ -382,21 +382,41 @@ def holders_listed() -> Iterator[None]:
     a pool lists its holder once per admission, and a release drops every
     listing of the session (a session with two nested holds of the pool
     counts twice, then not at all while its outer hold still holds),
-    which `mean_holders` and `holders(p)` read (Part 03 §1)."""
+    which `mean_holders` and `holders(p)` read (Part 03 §1), and which
+    orders the candidates of a preemption on a pool that is no engine's
+    memory: one per listing, in the listing's order, each the session's
+    innermost hold (Part 03 §7.3; generator seed 63755)."""
     add, remove = Pool.add_holder, Pool.remove_holder
+    victim = HoldManager._victim
 
     def add_holder(self: Pool, session: Any) -> None:
         if type(self.holder_count) is not _Listings:
             self.holder_count = _Listings(self.holder_count)
         add(self, session)
+        self.__dict__.setdefault("listing", []).append(session)
 
     def remove_holder(self: Pool, session: Any) -> None:
         self.holder_count.pop(session, None)
+        listing = self.__dict__.get("listing")
+        if listing:
+            listing[:] = [s for s in listing if s is not session]
+
+    def listed_victim(self: HoldManager, pool: Pool) -> Any:
+        listing = pool.__dict__.get("listing")
+        if pool.spec.preempt == "none" or pool.memory_of or listing is None:
+            return victim(self, pool)
+        live = {f.session for f in pool.frames}  # (a lease is never a candidate)
+        candidates = [self._frame_of(s, pool, "preempt")[0] for s in listing if s in live]
+        if not candidates:
+            return None
+        return self._frame_of(pool.preempt_victim(candidates).session, pool, "preempt")[0]
     Pool.add_holder, Pool.remove_holder = add_holder, remove_holder  # type: ignore[method-assign]
+    HoldManager._victim = listed_victim  # type: ignore[method-assign]
     try:
         yield
     finally:
         Pool.add_holder, Pool.remove_holder = add, remove  # type: ignore[method-assign]
+        HoldManager._victim = victim  # type: ignore[method-assign]
 
 
 @dataclass

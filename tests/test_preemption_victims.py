@@ -18,6 +18,7 @@ import pytest
 import serq
 from serq.report.json_report import to_dict
 
+from differential_fuzz import holders_listed
 from oracle import UNCOMPARED, compare_reports, requires, run_reference
 
 # session 0 holds p twice, nested; session 1's growth at 2 needs room
@@ -74,6 +75,47 @@ def test_a_resident_victim_loses_the_hold_its_run_grows():
     assert times(rep, "i1") == [float(k) for k in range(11)]
     kv = to_dict(rep)["pools"][0]
     assert (kv["preemptions"], kv["stuck"], kv["admissions"]) == (11, 1, 12)
+
+
+# session 0's inner hold ends at 1, its outer hold holds on; session 1's
+# growth at 2.5 needs a victim
+AFTER_AN_INNER_HOLD = """
+pool p { cap 3; preempt by (admission) requeue tail; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold p (1) { observe o = now; hold p (1) { run d (1); } run d (10); } }
+  else { run d (0.5); hold p (1) { observe a = now; run d (2); grow p (2); observe g = now; run d (1); } } }
+run { horizon 20; }
+"""
+
+
+def test_a_holder_whose_inner_hold_ended_is_still_a_candidate():
+    """Part 03 §7.3: the candidates are the holders, in the order the pool
+    admitted them. Session 0 holds p from 0 (its inner hold from 0 to 1);
+    session 1 from 0.5, and at 2.5 it grows by 2: 1 + 1 + 2 > 3. Session 0,
+    admitted first, is the victim and loses its innermost hold, now the
+    outer one; session 1 grows at 2.5 and its hold ends at 3.5, where
+    session 0's hold is admitted again (`o` at 0 and 3.5). pyserq 0.1.3
+    drops every listing of session 0 when its inner hold ends, so session 1
+    is its only candidate and preempts itself every 2 until session 0's
+    hold ends at 11 (`a` at 0.5, 2.5, ..., 10.5; `g` at 12.5; 5
+    preemptions): the departure "holders counted as sessions", which the
+    runner's emulation reproduces."""
+    rep = serq.run(serq.load(source=AFTER_AN_INNER_HOLD))
+    assert (times(rep, "o"), times(rep, "a"), times(rep, "g")) == ([0.0, 3.5], [0.5], [2.5])
+    with holders_listed():
+        rep = serq.run(serq.load(source=AFTER_AN_INNER_HOLD))
+    assert (times(rep, "o"), times(rep, "g")) == ([0.0], [12.5])
+    assert times(rep, "a") == [0.5 + 2 * k for k in range(6)]
+
+
+@requires("0.1.3")
+def test_a_holder_whose_inner_hold_ended_against_0_1_3():
+    ref = run_reference(AFTER_AN_INNER_HOLD, "0.1.3")
+    with holders_listed():
+        ours = to_dict(serq.run(serq.load(source=AFTER_AN_INNER_HOLD)))
+    assert not compare_reports(ours, ref, ignore=UNCOMPARED)
 
 
 @requires("0.1.3")
