@@ -275,7 +275,8 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
     serq-simpy for the runner: while a prefilling resident is stalled in a
     growth and none is unstalled, the decoding residents wait too (Part 04
     §8.4 serves them) from the next instant on; the engine still admits,
-    and serves what it admits (generator seeds 51236, 59586)."""
+    and serves the prefills it admits (generator seeds 51236, 59586,
+    62857)."""
     plain = schedule.exclusive_body
 
     def exclusive_body() -> Callable[[Any, Any], None]:
@@ -292,9 +293,8 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
                                    for j in prefills):
                 inner(stage, plan)
             else:
-                held = {j for j in stage.residents if j.mode == "decode"}
-                serve = stage.serve_one
-                stage.serve_one = lambda job, plan: None if job in held else serve(job, plan)
+                serve = stage.serve_one  # (a decoder admitted now waits too: seed 62857)
+                stage.serve_one = lambda job, plan: None if job.mode == "decode" else serve(job, plan)
                 try:
                     inner(stage, plan)
                 finally:
