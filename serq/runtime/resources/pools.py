@@ -266,9 +266,12 @@ class Pool:
 
         Receives the candidate `HoldFrame`s holding this pool, in admission
         order (on an engine's `memory` pool, only the engine's residents);
-        returns one of them, which loses its allocation and re-queues at the
-        head (Part 03 §7.3). It may be the growing hold's own frame. Checked
-        when overridden: the frame is one of the candidates. Default:
+        returns one of them. Its session is the victim: the session's
+        innermost hold on this pool (the one its runs and growths act on,
+        which is the frame returned unless the session holds the pool in
+        nested holds) loses its allocation and queues again (Part 03 §7.3).
+        It may be the growing hold's own frame. Checked when overridden: the
+        frame is one of the candidates. Default:
         smallest victim keys (`preempt by`; `lifo` is `by (-admission)`),
         ties to the candidate admitted last."""
         keyfn = self.spec.preempt_keys
