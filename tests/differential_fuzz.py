@@ -419,6 +419,19 @@ def holders_listed() -> Iterator[None]:
         HoldManager._victim = victim  # type: ignore[method-assign]
 
 
+def emulated_differences(source: str, emulate: Callable[[], ContextManager[None]],
+                          version: str = "0.1.3") -> list[str]:
+    """How serq-simpy's report of `source`, run under a departure's
+    emulation, differs from the reference's (seed 1): none when the
+    emulation explains the departure."""
+    ref = run_reference_batch(version, [job_of(source, version)])[0]
+    with emulate():
+        ours = to_dict(serq.run(serq.load(source=source, seed=SEED)))
+    if ref.report is None:
+        return [f"the reference: {ref.status} {ref.message}"]
+    return compare_reports(ours, ref.report, ignore=UNCOMPARED)
+
+
 @dataclass
 class Departure:
     """A known, documented difference (docs/departures.md).

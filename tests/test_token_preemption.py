@@ -31,48 +31,39 @@ def rows(source: str) -> dict:
     return out
 
 
-# session 1 is preempted at F (by session 0's growth, lifo); its previous
-# token, and its next, are on E
-ELSEWHERE = """
+# two sessions, apart in time (session 1 starts at 5); BODY is the session's
+# hold, whose growth preempts (lifo: session 1, admitted last)
+PROGRAM = """
 pool p { cap 8; preempt lifo; }
-stage E : step { budget 16; cost 1; }
+stage E : step { budget EBUDGET; cost 1; }
 stage F : step { budget 1; cost 1; }
-stage D : delay;
-workload { arrive batch(2); }
-session { turn; run D (serial * 5);
-          hold p (3) { run E prefill (1); run F prefill (1 + 20 * serial);
-                       run D (10 * (1 - serial)); grow p (3); } }
-run { horizon 40; warmup 0; seed 1; }
-"""
-
-# session 1 is preempted at E, where its previous token was; its next is on F
-NEXT_ELSEWHERE = """
-pool p { cap 8; preempt lifo; }
-stage E : step { budget 1; cost 1; }
-stage F : step { budget 1; cost 1; }
-stage D : delay;
-workload { arrive batch(2); }
-session { turn; run D (serial * 5);
-          hold p (3) { run F prefill (1); run E prefill (1); run E prefill (1 + 20 * serial);
-                       run D (10 * (1 - serial)); grow p (3); } }
-run { horizon 40; warmup 0; seed 1; }
-"""
-
-# session 1's own growth preempts it (lifo: it was admitted last), at no stage
-GROWING = """
-pool p { cap 8; preempt lifo; }
-stage E : step { budget 16; cost 1; }
 stage D : delay;
 workload { arrive batch(2); }
 session { turn; run D (serial * 5);
           BODY }
 run { horizon 40; warmup 0; seed 1; }
 """
-HOLD = """hold p (computed > 0 ? 6 : 3) { run E prefill (1) growing p;
-                                    run D (20 * (1 - serial));
-                                    grow p (computed > 0 ? 0 : 3 * serial); }"""
-GROWING_SESSION = GROWING.replace("BODY", HOLD)
-GROWING_LEG = GROWING.replace("BODY", "fork { " + HOLD + " } join;")
+
+
+def program(body: str, e_budget: int = 16) -> str:
+    return PROGRAM.replace("EBUDGET", str(e_budget)).replace("BODY", body)
+
+
+# session 1 is preempted at F (by session 0's growth); its previous token,
+# and its next, are on E
+ELSEWHERE = program("hold p (3) { run E prefill (1); run F prefill (1 + 20 * serial); "
+                    "run D (10 * (1 - serial)); grow p (3); }")
+
+# session 1 is preempted at E, where its previous token was; its next is on F
+NEXT_ELSEWHERE = program("hold p (3) { run F prefill (1); run E prefill (1); "
+                         "run E prefill (1 + 20 * serial); run D (10 * (1 - serial)); "
+                         "grow p (3); }", e_budget=1)
+
+# session 1's own growth preempts it (it was admitted last), at no stage
+HOLD = ("hold p (computed > 0 ? 6 : 3) { run E prefill (1) growing p; run D (20 * (1 - serial)); "
+        "grow p (computed > 0 ? 0 : 3 * serial); }")
+GROWING_SESSION = program(HOLD)
+GROWING_LEG = program("fork { " + HOLD + " } join;")
 
 
 def test_a_preemption_at_another_stage_lets_the_next_end_on_the_same_stage_continue():
@@ -107,7 +98,7 @@ def test_a_grower_that_preempts_itself_continues_at_its_next_prefill_end(source)
     [21, 22): the end at 22 is on the previous token's stage, after the
     preemption: a gap of 16. A fork leg's tokens are a sequence of their
     own, with the same rule. Before: none."""
-    assert rows(source) == {"E": 16.0, "D": None, "preemptions": 1}
+    assert rows(source) == {"E": 16.0, "F": None, "D": None, "preemptions": 1}
 
 
 @requires("0.1.3")
