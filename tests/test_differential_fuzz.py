@@ -677,8 +677,10 @@ def test_a_session_end_admits_at_once():
     order); session 1 ends inside its hold of p0, which admits session 2's
     hold of p0 at once, so session 3 reads used(p0) = 2 (pyserq 0.1.3: 0,
     session 2 is admitted after session 3 has run). In the closed program,
-    each end at 1.5, 3, 4.5 admits the waiting hold before the replacement
-    runs: the replacements read 2 (pyserq 0.1.3: 0)."""
+    sessions 0 and 1 read 0 at 0 (session 0 holds p0, session 1 waits);
+    each end after that, at 1.5, 3, 4.5 and 6 (each session holds p0 for
+    1, keeps it as a lease, and ends 0.5 later), admits the waiting hold
+    before the replacement runs: the replacements read 2 (pyserq 0.1.3: 0)."""
     assert _samples(END_IN_A_SETTLE, "u") == [(3, 1.0, 2.0)]
     assert _samples(END_OF_A_CLOSED_SESSION, "u") == [
         (0, 0.0, 0.0), (1, 0.0, 0.0), (2, 1.5, 2.0), (3, 3.0, 2.0), (4, 4.5, 2.0), (5, 6.0, 2.0)]
