@@ -3,7 +3,8 @@ chosen among the candidates (on a pool that is no engine's memory, the
 holds in the order the pool admitted them; on an engine's memory, the
 engine's residents), and the victim loses its innermost hold on the pool,
 the one its runs and growths act on, even when the candidate chosen was an
-outer hold of the same session.
+outer hold of the same session. A candidate's `decoding` key is 1 when its
+session is a decoding resident of a step stage.
 
 Found by the differential campaign (generator seed 59521 against pyserq
 0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
@@ -115,9 +116,39 @@ def test_a_holder_whose_inner_hold_ended_against_0_1_3():
     assert not emulated_differences(AFTER_AN_INNER_HOLD, holders_listed)
 
 
+# session 0 decodes on E while it holds p (no engine's memory); session 1
+# grows p at 3
+DECODING = """
+pool p { cap 4; preempt by (-decoding) requeue tail; }
+stage E : step { cost 1; }
+stage d : delay;
+workload { arrive batch(2); }
+session { turn;
+  branch (serial == 0) { hold p (2) { run E decode (10); observe done = now; } }
+  else { hold p (1) { run d (3); grow p (2); observe g = now; } } }
+run { horizon 30; }
+"""
+
+
+def test_decoding_is_one_for_a_decoding_resident():
+    """Part 03 §7.3: `decoding` is 1 for a candidate that is a decoding
+    resident, also on a pool that is no engine's memory. At 3 session 1
+    grows p: 2 + 1 + 2 > 4; session 0 decodes on E (3 of its 10 tokens
+    done), so its key -1 is the smallest: it loses its hold (and its run),
+    session 1 grows at once (`g` 3) and its hold ends, and session 0,
+    admitted again at 3, decodes its 10 tokens from the start: done at 13.
+    pyserq 0.1.3 (seed 1): the same. Before, `decoding` was always 0: a
+    tie, which went to session 1 (admitted last), preempting itself until
+    session 0 was done at 10 (`g` 12; differential seed 70651)."""
+    rep = serq.run(serq.load(source=DECODING))
+    assert (times(rep, "done"), times(rep, "g")) == ([13.0], [3.0])
+    assert to_dict(rep)["pools"][0]["preemptions"] == 1
+
+
 @requires("0.1.3")
 @pytest.mark.oracle
-@pytest.mark.parametrize("source", [PLAIN, ENGINE], ids=["plain pool", "engine memory"])
+@pytest.mark.parametrize("source", [PLAIN, ENGINE, DECODING], ids=["plain pool", "engine memory",
+                                                                "decoding"])
 def test_preemption_victims_against_0_1_3(source):
     """Every field but `mean_holders`, which the reference counts per
     admission (the departure "holders counted as sessions")."""

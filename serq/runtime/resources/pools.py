@@ -279,7 +279,7 @@ class Pool:
         best_key = None
         for rank, frame in enumerate(candidates):
             k = frame.pools.index(self)
-            key = keyfn(frame.session, float(rank), 0.0, frame.pos[k])
+            key = keyfn(frame.session, float(rank), _decoding(frame.session), frame.pos[k])
             if best is None or not _lex_less(best_key, key):
                 best, best_key = frame, key
         return best
@@ -463,3 +463,14 @@ def _lex_less(a: tuple, b: tuple) -> bool:
             return False
     return False
 
+
+
+def _decoding(s: Any) -> float:
+    """`decoding` of a preemption candidate (Part 03 §7.3): 1 when its
+    session is a resident of a step stage in a `decode` run, else 0."""
+    proc = s.proc
+    job = proc.target if proc is not None else None
+    stage = getattr(job, "stage", None)
+    if stage is None or getattr(job, "mode", None) != "decode":
+        return 0.0
+    return 1.0 if job in getattr(stage, "residents", ()) else 0.0
