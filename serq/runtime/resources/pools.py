@@ -464,7 +464,6 @@ def _lex_less(a: tuple, b: tuple) -> bool:
     return False
 
 
-
 def _decoding(s: Any) -> float:
     """`decoding` of a preemption candidate (Part 03 §7.3): 1 when its
     session is a resident of a step stage in a `decode` run, else 0."""
