@@ -22,7 +22,7 @@ from ..kernel.calendar import trigger
 from ..kernel.instant import READY, fire, timer
 from ..kernel.process import generator_of, generator_position
 from ...core.tolerance import TOL
-from .pools import CacheEntry, Pool
+from .pools import CacheEntry, Pool, resident_job
 
 Fn = Callable[..., Any]
 
@@ -466,9 +466,8 @@ class HoldManager:
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:
-        target = s.proc.target if s.proc is not None else None
-        return target is not None and getattr(target, "stage", None) in stages \
-            and target in target.stage.residents
+        job = resident_job(s)
+        return job is not None and job.stage in stages
 
     def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, float]:
         """Grow a resident's hold to cover `t` more tokens (Part 04 §7 step 4).

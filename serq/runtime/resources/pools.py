@@ -464,12 +464,19 @@ def _lex_less(a: tuple, b: tuple) -> bool:
     return False
 
 
-def _decoding(s: Any) -> float:
-    """`decoding` of a preemption candidate (Part 03 §7.3): 1 when its
-    session is a resident of a step stage in a `decode` run, else 0."""
+def resident_job(s: Any) -> Any:
+    """The job of session `s` that is a resident of a step stage (the job
+    it waits on, present among the stage's residents), or None."""
     proc = s.proc
     job = proc.target if proc is not None else None
     stage = getattr(job, "stage", None)
-    if stage is None or getattr(job, "mode", None) != "decode":
-        return 0.0
-    return 1.0 if job in getattr(stage, "residents", ()) else 0.0
+    if stage is None or job not in getattr(stage, "residents", ()):
+        return None
+    return job
+
+
+def _decoding(s: Any) -> float:
+    """`decoding` of a preemption candidate (Part 03 §7.3): 1 when its
+    session is a resident of a step stage in a `decode` run, else 0."""
+    job = resident_job(s)
+    return 1.0 if job is not None and job.mode == "decode" else 0.0

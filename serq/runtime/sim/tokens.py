@@ -44,7 +44,8 @@ class _Sequence:
         self.last = t
         self.prev_decode = True
         self.prev_stage = stage
-        self.preempted = False
+        if self.preempted:  # (a read, not a store, on the common path)
+            self.preempted = False
 
     def token(self, stage: Any, decode: bool, t: float) -> bool:
         """Add a token; returns whether it continues the sequence."""
