@@ -2,16 +2,20 @@
 chosen among the candidates (on a pool that is no engine's memory, the
 holds in the order the pool admitted them; on an engine's memory, the
 engine's residents), and the victim loses its innermost hold on the pool,
-the one its runs and growths act on, even when the candidate chosen was an
-outer hold of the same session. A candidate's `decoding` key is 1 when its
-session is a decoding resident of a step stage.
+the one its runs and growths act on. A session is one candidate, however
+many holds of the pool it nests: its innermost hold, whose position the key
+`position` reads, ranked where the pool first admitted the session. A
+candidate's `decoding` key is 1 when its session is a decoding resident of
+a step stage.
 
 Found by the differential campaign (generator seed 59521 against pyserq
 0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
-its outer hold). Every number below is worked out in the docstring and is
-what pyserq 0.1.3 gives at seed 1 (the differential test at the end, run
-where the reference is installed); the code before this rule gave the
-other answer, as each docstring says."""
+its outer hold; drawing program 1069260 against 0.1.5: a session's outer
+hold was a candidate of its own, with its own position and rank). Every
+number below is worked out in the docstring and is what pyserq 0.1.3 (or,
+for the programs in the `fn main` dialect, 0.1.5) gives at seed 1 (the
+differential tests, run where the reference is installed); the code before
+each rule gave the other answer, as each docstring says."""
 from __future__ import annotations
 
 import pytest
@@ -156,3 +160,81 @@ def test_preemption_victims_against_0_1_3(source):
     ref = run_reference(source, "0.1.3")
     diffs = compare_reports(ours, ref, ignore=UNCOMPARED)
     assert all(".mean_holders:" in d for d in diffs), diffs
+
+
+# 0.1.5's dialect (`if` needs it): session 0 nests two holds of p, session
+# 1 holds one, and session 2's growth at 1 (or 2) needs a victim
+NESTED_POSITION = """
+fn main() {
+  stage d : delay;
+  pool p { cap 12; preempt by (position) requeue tail; }
+  workload { arrive batch(3); }
+  server {
+    if (serial == 0) {
+      hold p (cost(p, 2)) { hold p (cost(p, 3)) { load p (cost(p, 3)); run d (cost(d, 20)); } observe o = now; }
+    } else {
+      if (serial == 1) {
+        hold p (cost(p, 2)) { load p (cost(p, 1)); run d (cost(d, 20)); observe s1 = now; }
+      } else {
+        run d (cost(d, 1));
+        hold p (cost(p, 4)) { load p (cost(p, 2)); grow p (cost(p, 3)); observe g = now; run d (cost(d, 1)); }
+      }
+    }
+  }
+}
+"""
+
+NESTED_RANK = """
+fn main() {
+  stage d : delay;
+  pool p { cap 4; preempt by (position) requeue tail; }
+  workload { arrive batch(3); }
+  server {
+    if (serial == 0) {
+      hold p (cost(p, 1)) { run d (cost(d, 1)); hold p (cost(p, 1)) { run d (cost(d, 20)); observe i = now; } }
+    } else {
+      if (serial == 1) {
+        hold p (cost(p, 1)) { run d (cost(d, 20)); observe s1 = now; }
+      } else {
+        run d (cost(d, 2));
+        hold p (cost(p, 1)) { load p (cost(p, 1)); grow p (cost(p, 1)); observe g = now; run d (cost(d, 1)); }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_session_with_nested_holds_is_one_candidate_at_its_innermost_position():
+    """Part 03 §7.3, `position`: the position the candidate's hold has
+    computed, the hold a preemption takes. At 0 session 0 holds 2 + 3 (its
+    inner hold loads 3: position 3) and session 1 holds 2 (loads 1); at 1
+    session 2 holds 4, loads 2 and grows by 3: 14 > 12. The candidates are
+    session 0 (position 3), 1 (1) and 2 (2): session 1 is the victim, and
+    its 2 units make room (`g` 1). Session 2's hold ends at 2, where session
+    1's hold is admitted again: `s1` 22, session 0's `o` 20. Before, session
+    0's outer hold (position 0) was a candidate of its own, and the victim:
+    session 0 lost its inner hold, `o` 22 and `s1` 20."""
+    rep = serq.run(serq.load(source=NESTED_POSITION), horizon=30)
+    assert (times(rep, "o"), times(rep, "s1"), times(rep, "g")) == ([20.0], [22.0], [1.0])
+
+
+def test_a_session_with_nested_holds_ranks_at_its_first_admission():
+    """Ties go to the candidate admitted last (Part 03 §7.3). At 0 session
+    0 holds 1 and session 1 holds 1; at 1 session 0's inner hold takes 1
+    more; at 2 session 2 holds 1, loads 1 and grows by 1: 5 > 4. Sessions 0
+    and 1 are at position 0, and session 0 ranks where p first admitted it
+    (at 0, before session 1): session 1, admitted last, is the victim
+    (`g` 2), admitted again at 3 when session 2's hold ends: `s1` 23, `i`
+    21. Before, session 0's inner hold was a candidate admitted after
+    session 1, and lost its 1 unit: `i` 23, `s1` 20."""
+    rep = serq.run(serq.load(source=NESTED_RANK), horizon=30)
+    assert (times(rep, "i"), times(rep, "s1"), times(rep, "g")) == ([21.0], [23.0], [2.0])
+
+
+@requires("0.1.5")
+@pytest.mark.parametrize("source", [NESTED_POSITION, NESTED_RANK], ids=["position", "rank"])
+def test_nested_holds_as_one_candidate_against_0_1_5(source):
+    ours = to_dict(serq.run(serq.load(source=source), horizon=30))
+    ref = run_reference(source, "0.1.5", horizon=30)
+    assert not compare_reports(ours, ref, ignore=UNCOMPARED)

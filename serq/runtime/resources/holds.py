@@ -451,18 +451,24 @@ class HoldManager:
     def _victim(self, pool: Pool) -> Optional[HoldFrame]:
         if pool.spec.preempt == "none":
             return None
-        candidates = list(pool.frames)
+        # one candidate per holder (Part 03 §7.3): the session's innermost
+        # hold on the pool, the one its runs and growths act on (§4.9), which
+        # a preemption takes and whose position the key `position` reads,
+        # ranked where the pool first admitted the session (its outermost
+        # hold; a dict keeps a key's first place when its value is replaced,
+        # and a session's inner holds come after its outer ones in `frames`).
+        # pyserq 0.1.3, generator seed 59521; 0.1.5, drawing program 1069260
+        innermost: dict[Any, HoldFrame] = {}
+        for f in pool.frames:
+            innermost[f.session] = f
+        candidates = list(innermost.values())
         if pool.memory_of:
             # engine residents, in the engine's admission order (Part 03 §7.3)
             candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
             candidates.sort(key=lambda f: f.session.proc.target.adm)
         if not candidates:
             return None
-        victim = pool.preempt_victim(candidates)
-        # the victim loses its innermost hold on the pool, the one its runs
-        # and growths act on (§4.9), whichever of its holds was the candidate
-        # chosen (pyserq 0.1.3, generator seed 59521)
-        return self._frame_of(victim.session, pool, "preempt")[0]
+        return pool.preempt_victim(candidates)
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:

@@ -264,13 +264,13 @@ class Pool:
     def preempt_victim(self, candidates: list[Any]) -> Any:
         """Policy: the hold frame a failed growth preempts.
 
-        Receives the candidate `HoldFrame`s holding this pool, in admission
-        order (on an engine's `memory` pool, only the engine's residents);
-        returns one of them. Its session is the victim: the session's
-        innermost hold on this pool (the one its runs and growths act on,
-        which is the frame returned unless the session holds the pool in
-        nested holds) loses its allocation and queues again (Part 03 §7.3).
-        It may be the growing hold's own frame. Checked when overridden: the
+        Receives the candidates, one `HoldFrame` per session holding this
+        pool: the session's innermost hold on it (the one its runs and
+        growths act on), in the order the pool first admitted the sessions
+        (on an engine's `memory` pool, only the engine's residents, in the
+        engine's admission order); returns one of them, which loses its
+        allocation and queues again (Part 03 §7.3). It may be the growing
+        hold's own frame. Checked when overridden: the
         frame is one of the candidates. Default:
         smallest victim keys (`preempt by`; `lifo` is `by (-admission)`),
         ties to the candidate admitted last."""
