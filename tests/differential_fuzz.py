@@ -385,38 +385,57 @@ def holders_listed() -> Iterator[None]:
     which `mean_holders` and `holders(p)` read (Part 03 §1), and which
     orders the candidates of a preemption on a pool that is no engine's
     memory: one per listing, in the listing's order, each the session's
-    innermost hold (Part 03 §7.3; generator seed 63755)."""
-    add, remove = Pool.add_holder, Pool.remove_holder
+    innermost hold (Part 03 §7.3; generator seed 63755). A leg is listed
+    as its session (so a lease a leg leaves stays listed as it was, and a
+    release by the session drops it: drawing program 1073968's program
+    against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
+    add, remove, pass_on = Pool.add_holder, Pool.remove_holder, Pool.pass_holder
     victim = HoldManager._victim
 
     def add_holder(self: Pool, session: Any) -> None:
         if type(self.holder_count) is not _Listings:
             self.holder_count = _Listings(self.holder_count)
+        session = _root(session)
         add(self, session)
         self.__dict__.setdefault("listing", []).append(session)
 
     def remove_holder(self: Pool, session: Any) -> None:
+        session = _root(session)
         self.holder_count.pop(session, None)
         listing = self.__dict__.get("listing")
         if listing:
             listing[:] = [s for s in listing if s is not session]
 
+    def pass_holder(self: Pool, old: Any, new: Any) -> None:
+        pass  # (listed as the session already)
+
     def listed_victim(self: HoldManager, pool: Pool) -> Any:
         listing = pool.__dict__.get("listing")
         if pool.spec.preempt == "none" or pool.memory_of or listing is None:
             return victim(self, pool)
-        live = {f.session for f in pool.frames}  # (a lease is never a candidate)
-        candidates = [self._frame_of(s, pool, "preempt")[0] for s in listing if s in live]
+        live: dict[Any, Any] = {}  # listed session -> a holder of a live hold (never a lease)
+        for f in pool.frames:
+            live.setdefault(_root(f.session), f.session)
+        candidates = [self._frame_of(live[s], pool, "preempt")[0] for s in listing if s in live]
         if not candidates:
             return None
         return self._frame_of(pool.preempt_victim(candidates).session, pool, "preempt")[0]
     Pool.add_holder, Pool.remove_holder = add_holder, remove_holder  # type: ignore[method-assign]
+    Pool.pass_holder = pass_holder  # type: ignore[method-assign]
     HoldManager._victim = listed_victim  # type: ignore[method-assign]
     try:
         yield
     finally:
         Pool.add_holder, Pool.remove_holder = add, remove  # type: ignore[method-assign]
+        Pool.pass_holder = pass_on  # type: ignore[method-assign]
         HoldManager._victim = victim  # type: ignore[method-assign]
+
+
+def _root(session: Any) -> Any:
+    """The session a leg (of a leg …) belongs to; a session itself."""
+    while getattr(session, "parent", None) is not None:
+        session = session.parent
+    return session
 
 
 def emulated_differences(source: str, emulate: Callable[[], ContextManager[None]],
@@ -424,9 +443,11 @@ def emulated_differences(source: str, emulate: Callable[[], ContextManager[None]
     """How serq-simpy's report of `source`, run under a departure's
     emulation, differs from the reference's (seed 1): none when the
     emulation explains the departure."""
-    ref = run_reference_batch(version, [job_of(source, version)])[0]
+    job = job_of(source, version)  # (a `fn main` text: its horizon from outside)
+    ref = run_reference_batch(version, [job])[0]
     with emulate():
-        ours = to_dict(serq.run(serq.load(source=source, seed=SEED)))
+        ours = to_dict(serq.run(serq.load(source=source, seed=SEED), horizon=job["horizon"],
+                                warmup=job["warmup"]))
     if ref.report is None:
         return [f"the reference: {ref.status} {ref.message}"]
     return compare_reports(ours, ref.report, ignore=UNCOMPARED)

@@ -218,6 +218,73 @@ def test_a_lease_of_a_leg_that_ended_is_its_sessions():
     assert (rep["ended"], rep["pools"][0]["mean_used"], rep["pools"][0]["mean_queue"]) == (0, 4.0, 1.0)
 
 
+# a leg holds p0 and leases it on; after the `join` the session holds p0
+# beside that lease (drawing program 1073968 against 0.1.5, shrunk)
+LEASE_BESIDE_A_HOLD = """\
+pool p0 { cap 20; }
+stage d : delay;
+workload { arrive batch(1); }
+session { turn;
+  fork { hold p0 (2) { run d (0.5); } lease p0 (3) }
+  join;
+  observe a = holders(p0);
+  hold p0 (3) { observe b = holders(p0); run d (1); }
+  observe c = holders(p0);
+  run d (5);
+}
+run { horizon 20; }
+"""
+
+# the same in 0.1.5's dialect
+LEASE_BESIDE_A_HOLD_015 = """\
+fn main() {
+  pool p0 { cap 20; }
+  stage d : delay;
+  workload { arrive batch(1); }
+  server {
+    fork { hold p0 (cost(p0, 2)) { run d (cost(d, 0.5)); } lease p0 (3) }
+    join;
+    observe a = holders(p0);
+    hold p0 (cost(p0, 3)) { observe b = holders(p0); run d (cost(d, 1)); }
+    observe c = holders(p0);
+    run d (cost(d, 5));
+  }
+}
+"""
+
+
+def _holders(rep) -> tuple[list[float], float]:
+    return [rep.observes[n].values[0] for n in "abc"], to_dict(rep)["pools"][0]["mean_holders"]
+
+
+def test_a_lease_a_leg_passed_on_and_its_sessions_hold_are_one_holder():
+    """The leg holds p0 from 0 to 0.5 and its lease (to 3.5) passes to the
+    session at 0.5; the session's own hold of p0 from 0.5 to 1.5 is beside
+    it: one holder, the session, from 0 to 3.5 (`a`, `b`, `c` all 1;
+    `mean_holders` 3.5 / 20 = 0.175). pyserq 0.1.5 (seed 1): the same.
+    Before, the lease stayed the leg's, a holder of its own beside the
+    session: `b` 2, `mean_holders` 4.5 / 20 = 0.225. pyserq 0.1.3 lists the
+    session once per admission and drops every listing at its hold's
+    release: `b` 2, `c` 0, 2.5 / 20 = 0.125, the departure "holders counted
+    as sessions", which its emulation reproduces."""
+    assert _holders(serq.run(serq.load(source=LEASE_BESIDE_A_HOLD))) == ([1.0, 1.0, 1.0], 0.175)
+    with holders_listed():
+        rep = serq.run(serq.load(source=LEASE_BESIDE_A_HOLD))
+    assert _holders(rep) == ([1.0, 2.0, 0.0], 0.125)
+
+
+@requires("0.1.5")
+def test_a_lease_beside_a_hold_against_0_1_5():
+    ours = to_dict(serq.run(serq.load(source=LEASE_BESIDE_A_HOLD_015), horizon=20))
+    assert not compare_reports(ours, run_reference(LEASE_BESIDE_A_HOLD_015, "0.1.5", horizon=20),
+                               ignore=UNCOMPARED)
+
+
+@requires("0.1.3")
+def test_a_lease_beside_a_hold_against_0_1_3():
+    assert not emulated_differences(LEASE_BESIDE_A_HOLD, holders_listed)
+
+
 @requires("0.1.3")
 def test_a_lease_of_a_leg_that_ended_against_0_1_3():
     assert not emulated_differences(LEASE_THEN_HOLD, holders_listed)

@@ -336,12 +336,14 @@ class HoldManager:
         self.pool_pass()
 
     def _release_units(self, s: Any, p: Pool, alloc: float, computed: float,
-                       cache: Optional[Fn]) -> float:
-        """Give `alloc` units back and cache per the clause; the units cached."""
+                       cache: Optional[Fn], holder: Any = None) -> float:
+        """Give `alloc` units back and cache per the clause (`cache` reads
+        `s`); the units cached. `holder`: whose holding ends, when not `s`
+        (a lease a leg passed to its session)."""
         p.touch()
         p.used -= alloc
         p.freed += 1
-        p.remove_holder(s)
+        p.remove_holder(s if holder is None else holder)
         if cache is not None:
             keep = p.rd(min(max(cache(s), 0.0), computed))
             if keep > 0:
@@ -372,7 +374,7 @@ class HoldManager:
         lease.owner.leases.remove(lease)
         lease.pool.leases.remove(lease)
         self._release_units(lease.session, lease.pool, lease.alloc, lease.computed,
-                            lease.cache)
+                            lease.cache, lease.owner)
 
     # -- statements on a hold (§5) -----------------------------------------------------
     def release(self, s: Any, pool: Pool) -> None:

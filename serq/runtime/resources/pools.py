@@ -167,6 +167,13 @@ class Pool:
         c = self.holder_count.get(session, 0)
         self.holder_count[session] = c + 1
 
+    def pass_holder(self, old: Any, new: Any) -> None:
+        """`old`'s holding of this pool becomes `new`'s (a lease a leg that
+        ended leaves to its session)."""
+        self.touch()
+        self.remove_holder(old)
+        self.add_holder(new)
+
     def remove_holder(self, session: Any) -> None:
         c = self.holder_count.get(session, 0)
         if c <= 1:

@@ -97,6 +97,9 @@ class Legs:
             self.sim.holds.pool_pass()
         else:
             for lease in leg.leases:
+                # the session is now the lease's holder: one holder with its
+                # own holds of the pool (pyserq 0.1.5; drawing program 1073968)
+                lease.pool.pass_holder(leg, s)
                 lease.owner = s
                 s.leases.append(lease)
             leg.leases = []
@@ -199,12 +202,11 @@ def _holders_in_the_way(frame: Any) -> list[Any]:
             continue
         if any(lease.expires for lease in p.leases):
             return []
-        # the pool's holders (`Pool.holder_count`): a lease of a leg that has
-        # ended is its session's (`leg_end`)
-        mine = [h.parent if h.ended and h.parent is not None else h for h in p.holder_count]
-        if not mine:
+        # the pool's holders (`Pool.holder_count`; a lease of a leg that has
+        # ended is its session's: `leg_end`)
+        if not p.holder_count:
             return []
-        holders += mine
+        holders += p.holder_count
     return holders
 
 
