@@ -170,7 +170,11 @@ class Pool:
     def pass_holder(self, old: Any, new: Any) -> None:
         """`old`'s holding of this pool becomes `new`'s (a lease a leg that
         ended leaves to its session)."""
-        self.touch()
+        counts = self.holder_count
+        if (counts.get(old, 0) == 1) != (new not in counts):
+            # the number of holders changes (only then: a touch splits the
+            # time averages' sums, and the reports stay the same to the bit)
+            self.touch()
         self.remove_holder(old)
         self.add_holder(new)
 
