@@ -164,45 +164,36 @@ def test_preemption_victims_against_0_1_3(source):
 
 # 0.1.5's dialect (`if` needs it): session 0 nests two holds of p, session
 # 1 holds one, and session 2's growth at 1 (or 2) needs a victim
-NESTED_POSITION = """
-fn main() {
+def three_sessions(cap: int, first: str, second: str, third: str) -> str:
+    """A program in which sessions 0, 1 and 2 run `first`, `second` and `third`."""
+    return f"""
+fn main() {{
   stage d : delay;
-  pool p { cap 12; preempt by (position) requeue tail; }
-  workload { arrive batch(3); }
-  server {
-    if (serial == 0) {
-      hold p (cost(p, 2)) { hold p (cost(p, 3)) { load p (cost(p, 3)); run d (cost(d, 20)); } observe o = now; }
-    } else {
-      if (serial == 1) {
-        hold p (cost(p, 2)) { load p (cost(p, 1)); run d (cost(d, 20)); observe s1 = now; }
-      } else {
-        run d (cost(d, 1));
-        hold p (cost(p, 4)) { load p (cost(p, 2)); grow p (cost(p, 3)); observe g = now; run d (cost(d, 1)); }
-      }
-    }
-  }
-}
+  pool p {{ cap {cap}; preempt by (position) requeue tail; }}
+  workload {{ arrive batch(3); }}
+  server {{
+    if (serial == 0) {{ {first} }}
+    else {{ if (serial == 1) {{ {second} }} else {{ run d (cost(d, 1)); {third} }} }}
+  }}
+}}
 """
 
-NESTED_RANK = """
-fn main() {
-  stage d : delay;
-  pool p { cap 4; preempt by (position) requeue tail; }
-  workload { arrive batch(3); }
-  server {
-    if (serial == 0) {
-      hold p (cost(p, 1)) { run d (cost(d, 1)); hold p (cost(p, 1)) { run d (cost(d, 20)); observe i = now; } }
-    } else {
-      if (serial == 1) {
-        hold p (cost(p, 1)) { run d (cost(d, 20)); observe s1 = now; }
-      } else {
-        run d (cost(d, 2));
-        hold p (cost(p, 1)) { load p (cost(p, 1)); grow p (cost(p, 1)); observe g = now; run d (cost(d, 1)); }
-      }
-    }
-  }
-}
-"""
+
+NESTED_POSITION = three_sessions(
+    12,
+    "hold p (cost(p, 2)) { hold p (cost(p, 3)) { load p (cost(p, 3)); run d (cost(d, 20)); } "
+    "observe o = now; }",
+    "hold p (cost(p, 2)) { load p (cost(p, 1)); run d (cost(d, 20)); observe s1 = now; }",
+    "hold p (cost(p, 4)) { load p (cost(p, 2)); grow p (cost(p, 3)); observe g = now; "
+    "run d (cost(d, 1)); }")
+
+NESTED_RANK = three_sessions(
+    4,
+    "hold p (cost(p, 1)) { run d (cost(d, 1)); hold p (cost(p, 1)) { run d (cost(d, 20)); "
+    "observe i = now; } }",
+    "hold p (cost(p, 1)) { run d (cost(d, 20)); observe s1 = now; }",
+    "run d (cost(d, 1)); hold p (cost(p, 1)) { load p (cost(p, 1)); grow p (cost(p, 1)); "
+    "observe g = now; run d (cost(d, 1)); }")
 
 
 def test_a_session_with_nested_holds_is_one_candidate_at_its_innermost_position():
