@@ -461,7 +461,6 @@ run { horizon 15; }
 """, {}),
     # 0.1.3: ended 16/18; mem: adm 36, evicted 21/104
     "nested_holds_same_pool": (NESTED_HOLDS, {"ignore": NESTED_HOLDERS}),
-    # 0.1.3: ended 8/18; mem: adm 34, evicted 15/60, preemptions 14, stuck 2
     # 0.1.3: ended 23/25; kv: adm 24, evicted 20/100; lz: adm 25, evicted 15/45
     "end_inside_hold_shape_k": (r"""
 pool kv { cap 20; block 2; evict lru; }
@@ -493,7 +492,8 @@ def test_p03_differential_013(name):
 # the smaller pool preempts: a session nesting two holds of `mem` is one
 # candidate (Part 03 §7.3), as in pyserq 0.1.5; 0.1.3's listing makes it
 # two (the departure "holders counted as sessions", which the runner
-# emulates). The same program in 0.1.5's dialect:
+# emulates; 0.1.3: ended 8/18; mem: adm 34, evicted 15/60, preemptions 14,
+# stuck 2). The same program in 0.1.5's dialect (0.1.5: preemptions 12):
 NESTED_HOLDS_PREEMPTED_015 = r"""
 fn main() {
   pool mem { cap 16; block 2; preempt lifo; }

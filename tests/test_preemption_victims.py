@@ -1,12 +1,12 @@
 """Which hold a preemption takes (spec Part 03 §7.3, §4.9): the victim is
 chosen among the candidates (on a pool that is no engine's memory, the
-holds in the order the pool admitted them; on an engine's memory, the
-engine's residents), and the victim loses its innermost hold on the pool,
-the one its runs and growths act on. A session is one candidate, however
-many holds of the pool it nests: its innermost hold, whose position the key
-`position` reads, ranked where the pool first admitted the session. A
-candidate's `decoding` key is 1 when its session is a decoding resident of
-a step stage.
+sessions holding it, in the order the pool first admitted them; on an
+engine's memory, the engine's residents), and the victim loses its
+innermost hold on the pool, the one its runs and growths act on. A session
+is one candidate, however many holds of the pool it nests: its innermost
+hold, whose position the key `position` reads, ranked where the pool first
+admitted the session. A candidate's `decoding` key is 1 when its session is
+a decoding resident of a step stage.
 
 Found by the differential campaign (generator seed 59521 against pyserq
 0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
