@@ -24,8 +24,9 @@ from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
 
 from differential_fuzz import (CASES, DEPARTURES, Campaign, campaign, classify, coverage_table,
-                               emulated_differences, end_without_pass, job_of, rerun, retried_growth_advances, run_ours,
-                               spill_tier_unchecked, stalled_prefills_hold_decodes, Outcome)
+                               emulated_differences, end_without_pass, job_of, rerun,
+                               retried_growth_advances, run_ours, spill_tier_unchecked,
+                               stalled_prefills_hold_decodes, Outcome)
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 from program_gen import KINDS, generate, kinds
 from test_p03_examples import P7  # spec Part 03 §12 example P-7
