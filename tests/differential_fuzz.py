@@ -397,20 +397,20 @@ def holders_listed() -> Iterator[None]:
             self.holder_count = _Listings(self.holder_count)
         session = _root(session)
         add(self, session)
-        self.__dict__.setdefault("listing", []).append(session)
+        self.__dict__.setdefault("listed_013", []).append(session)
 
     def remove_holder(self: Pool, session: Any) -> None:
         session = _root(session)
         self.holder_count.pop(session, None)
-        listing = self.__dict__.get("listing")
-        if listing:
-            listing[:] = [s for s in listing if s is not session]
+        for listing in (self.__dict__.get("listed_013"), self.listing):
+            if listing:
+                listing[:] = [s for s in listing if s is not session]
 
     def pass_holder(self: Pool, old: Any, new: Any) -> None:
         pass  # (listed as the session already)
 
     def listed_victim(self: HoldManager, pool: Pool) -> Any:
-        listing = pool.__dict__.get("listing")
+        listing = pool.__dict__.get("listed_013")
         if pool.spec.preempt == "none" or pool.memory_of or listing is None:
             return victim(self, pool)
         live: dict[Any, Any] = {}  # listed session -> a holder of a live hold (never a lease)

@@ -1,17 +1,20 @@
 """Which hold a preemption takes (spec Part 03 §7.3, §4.9): the victim is
 chosen among the candidates (on a pool that is no engine's memory, the
-sessions holding it, in the order the pool first admitted them; on an
+sessions holding it, in the order the pool admitted them; on an
 engine's memory, the engine's residents), and the victim loses its
 innermost hold on the pool, the one its runs and growths act on. A session
 is one candidate, however many holds of the pool it nests: its innermost
-hold, whose position the key `position` reads, ranked where the pool first
-admitted the session. A candidate's `decoding` key is 1 when its session is
+hold, whose position the key `position` reads, ranked at the session's
+earliest listing left in the pool's admission listing (once per
+admission; each release takes out the earliest). A candidate's `decoding` key is 1 when its session is
 a decoding resident of a step stage.
 
 Found by the differential campaign (generator seed 59521 against pyserq
 0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
 its outer hold; drawing program 1069260 against 0.1.5: a session's outer
-hold was a candidate of its own, with its own position and rank). Every
+hold was a candidate of its own, with its own position and rank; drawing
+program 1074607 against 0.1.5: a session whose inner hold had ended kept
+its outer hold's rank). Every
 number below is worked out in the docstring and is what pyserq 0.1.3 (or,
 for the programs in the `fn main` dialect, 0.1.5) gives at seed 1 (the
 differential tests, run where the reference is installed); the code before
@@ -228,4 +231,105 @@ def test_a_session_with_nested_holds_ranks_at_its_first_admission():
 def test_nested_holds_as_one_candidate_against_0_1_5(source):
     ours = to_dict(serq.run(serq.load(source=source), horizon=30))
     ref = run_reference(source, "0.1.5", horizon=30)
+    assert not compare_reports(ours, ref, ignore=UNCOMPARED)
+
+
+# 0.1.5's dialect: how a holder ranks once one of its allocations is given
+# back. The pool lists a holder once per admission, and a release takes
+# out the holder's *first* listing, whichever allocation it gives back
+# (Part 03 §1 "holders, in admission order"; pyserq 0.1.5, drawing program
+# 1074607, where a session whose inner hold had ended was no longer the
+# first admitted and another session was the victim)
+def two_or_three(sessions: int, cap: int, first: str, second: str, third: str = "") -> str:
+    """Sessions 0, 1 (and 2) run `first`, `second` (and `third`)."""
+    rest = f"if (serial == 1) {{ {second} }} else {{ {third} }}" if third else second
+    return f"""
+fn main() {{
+  pool p {{ cap {cap}; preempt by (admission) requeue tail; }}
+  stage d : delay;
+  workload {{ arrive batch({sessions}); }}
+  server {{
+    if (serial == 0) {{ {first} }}
+    else {{ {rest} }}
+  }}
+}}
+"""
+
+
+INNER_ENDED = two_or_three(
+    2, 3,
+    "hold p (cost(p, 1)) { observe o = now; run d (cost(d, 1)); hold p (cost(p, 1)) { "
+    "observe i = now; run d (cost(d, 1)); } grow p (cost(p, 2)); observe g = now; "
+    "run d (cost(d, 10)); }",
+    "run d (cost(d, 0.5)); hold p (cost(p, 1)) { observe a = now; run d (cost(d, 5)); "
+    "observe e = now; }")
+
+INNER_PREEMPTED = two_or_three(
+    3, 4,
+    "hold p (cost(p, 1)) { observe o = now; run d (cost(d, 1)); hold p (cost(p, 1)) { "
+    "observe i = now; run d (cost(d, 20)); } observe oe = now; }",
+    "run d (cost(d, 0.5)); hold p (cost(p, 1)) { observe a = now; run d (cost(d, 20)); "
+    "observe e = now; }",
+    "run d (cost(d, 2)); hold p (cost(p, 1)) { grow p (cost(p, 2)); observe g = now; "
+    "run d (cost(d, 1)); }")
+
+LEASE_LISTED = two_or_three(
+    2, 4,
+    "hold p (cost(p, 1)) { observe o = now; run d (cost(d, 0.1)); } lease p (100); "
+    "run d (cost(d, 1)); hold p (cost(p, 1)) { observe h = now; run d (cost(d, 1)); "
+    "grow p (cost(p, 2)); observe g = now; run d (cost(d, 10)); }",
+    "run d (cost(d, 0.5)); hold p (cost(p, 1)) { observe a = now; run d (cost(d, 5)); "
+    "observe e = now; }")
+
+
+def test_a_session_whose_inner_hold_ended_ranks_where_that_hold_was_admitted():
+    """Cap 3. p admits session 0 at 0 (its outer hold), session 1 at 0.5
+    and session 0's inner hold at 1: listed 0, 1, 0. The inner hold ends at
+    2 and takes out session 0's first listing: 1, 0. Session 0 then grows
+    by 2 (4 > 3): session 1 ranks first and is the victim (`g` 2), admitted
+    again at 12 when session 0's hold ends (`a` 0.5 and 12, `e` 17).
+    Before, session 0 ranked where its outer hold was admitted and
+    preempted itself: `o` 0 and 2, `g` 4, `a` 0.5 and 14."""
+    rep = serq.run(serq.load(source=INNER_ENDED), horizon=30)
+    assert (times(rep, "o"), times(rep, "i"), times(rep, "g")) == ([0.0], [1.0], [2.0])
+    assert (times(rep, "a"), times(rep, "e")) == ([0.5, 12.0], [17.0])
+
+
+def test_a_preempted_inner_hold_takes_out_the_first_listing():
+    """Cap 4. p admits session 0 at 0, session 1 at 0.5, session 0's inner
+    hold at 1 and session 2 at 2, which grows by 2 (6 > 4). Session 0 ranks
+    first: it loses its inner hold (1 unit), and that release takes out its
+    first listing, so it now ranks at 1, after session 1. 5 > 4 still:
+    session 1 is the second victim, and session 2 grows at 2. At 3 session
+    2's hold ends and the two queued holds are admitted again: `i` 1 and 3,
+    `a` 0.5 and 3, and `pool.stuck` stays 0. Before, session 0 was the
+    second victim too (its outer hold, at the position it had been
+    preempted at: `stuck` 1), `o` 0 and 3."""
+    rep = serq.run(serq.load(source=INNER_PREEMPTED), horizon=40)
+    assert (times(rep, "o"), times(rep, "i"), times(rep, "oe")) == ([0.0], [1.0, 3.0], [23.0])
+    assert (times(rep, "a"), times(rep, "e"), times(rep, "g")) == ([0.5, 3.0], [23.0], [2.0])
+    assert rep.pools[0].stuck == 0
+
+
+def test_a_lease_keeps_its_listing():
+    """Cap 4. Session 0's first hold, admitted at 0, becomes a lease at 0.1
+    (listed still); session 1 is admitted at 0.5, session 0's second hold
+    at 1.1: listed 0, 1, 0. At 2.1 session 0 grows by 2 (5 > 4) and ranks
+    first, by its lease's listing: it preempts itself (`h` 1.1 and 2.1),
+    and that release takes out the lease's listing. At 3.1 it grows again:
+    session 1 now ranks first and is the victim (`g` 3.1; `a` 0.5 and
+    13.1). Before, session 0 ranked at its live hold's admission (1.1) and
+    session 1 was the victim at 2.1: `h` 1.1 only, `g` 2.1."""
+    rep = serq.run(serq.load(source=LEASE_LISTED), horizon=30)
+    assert (times(rep, "h"), times(rep, "g")) == ([1.1, 2.1], [3.1])
+    assert (times(rep, "a"), times(rep, "e")) == ([0.5, 13.1], [18.1])
+
+
+@requires("0.1.5")
+@pytest.mark.parametrize("source, horizon", [(INNER_ENDED, 30), (INNER_PREEMPTED, 40),
+                                             (LEASE_LISTED, 30)],
+                         ids=["inner-ended", "inner-preempted", "lease"])
+def test_the_admission_listing_against_0_1_5(source, horizon):
+    ours = to_dict(serq.run(serq.load(source=source), horizon=horizon))
+    ref = run_reference(source, "0.1.5", horizon=horizon)
     assert not compare_reports(ours, ref, ignore=UNCOMPARED)

@@ -455,19 +455,23 @@ class HoldManager:
             return None
         # one candidate per holder (Part 03 §7.3): the session's innermost
         # hold on the pool, the one its runs and growths act on (§4.9), which
-        # a preemption takes and whose position the key `position` reads,
-        # ranked where the pool first admitted the session (its outermost
-        # hold; a dict keeps a key's first place when its value is replaced,
-        # and a session's inner holds come after its outer ones in `frames`).
-        # pyserq 0.1.3, generator seed 59521; 0.1.5, drawing program 1069260
+        # a preemption takes and whose position the key `position` reads
+        # (pyserq 0.1.3, generator seed 59521; 0.1.5, drawing program 1069260)
         innermost: dict[Any, HoldFrame] = {}
         for f in pool.frames:
             innermost[f.session] = f
-        candidates = list(innermost.values())
         if pool.memory_of:
             # engine residents, in the engine's admission order (Part 03 §7.3)
-            candidates = [f for f in candidates if self._resident(f.session, pool.memory_of)]
+            candidates = [f for f in innermost.values()
+                          if self._resident(f.session, pool.memory_of)]
             candidates.sort(key=lambda f: f.session.proc.target.adm)
+        else:
+            # the order the pool admitted its holders: a holder's first
+            # listing (`Pool.listing`; pyserq 0.1.5, drawing program 1074607)
+            rank: dict[Any, int] = {}
+            for s in pool.listing:
+                rank.setdefault(s, len(rank))
+            candidates = sorted(innermost.values(), key=lambda f: rank.get(f.session, len(rank)))
         if not candidates:
             return None
         return pool.preempt_victim(candidates)

@@ -69,7 +69,7 @@ class Pool:
     __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count", "freed",
                  "queue", "growers", "frames", "entries", "t_last", "int_used", "int_cached",
                  "int_queue", "int_holders", "lru_sorted", "lru_tail", "overhang",
-                 "__dict__", "__weakref__")
+                 "listing", "__dict__", "__weakref__")
 
     def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any):
         self.sim = sim
@@ -105,6 +105,14 @@ class Pool:
         self.frames: list[Any] = []        # hold frames holding this pool (admission order)
         self.leases: list[Any] = []        # leases of this pool
         self.holder_count: dict[Any, int] = {}
+        # the admission listing a preemption ranks its candidates by (Part 03
+        # §1 "holders, in admission order"; §7.3): a holder once per
+        # admission, and a release (scope end, preemption, `release`, lease
+        # end) takes out the holder's first listing, whichever allocation it
+        # gives back -- so a session whose inner hold ended ranks where that
+        # inner hold was admitted (pyserq 0.1.5, drawing program 1074607).
+        # Kept only by a pool that preempts (`listing` is None otherwise).
+        self.listing: Optional[list[Any]] = None if spec.preempt == "none" else []
         self.queue: list[Any] = []         # waiting hold frames whose first pool this is
         self.growers: deque[Any] = deque()
         self.memory_of: list[Any] = []     # step stages whose `memory` this pool is
@@ -164,26 +172,38 @@ class Pool:
 
     # -- holders ------------------------------------------------------------------
     def add_holder(self, session: Any) -> None:
-        c = self.holder_count.get(session, 0)
-        self.holder_count[session] = c + 1
+        """`session` is admitted to this pool (a hold's allocation)."""
+        self._count(session, 1)
+        if self.listing is not None:
+            self.listing.append(session)
 
     def pass_holder(self, old: Any, new: Any) -> None:
         """`old`'s holding of this pool becomes `new`'s (a lease a leg that
         ended leaves to its session)."""
-        counts = self.holder_count
-        if (counts.get(old, 0) == 1) != (new not in counts):
+        if (self.holder_count.get(old, 0) == 1) != (new not in self.holder_count):
             # the number of holders changes (only then: a touch splits the
             # time averages' sums, and the reports stay the same to the bit)
             self.touch()
-        self.remove_holder(old)
-        self.add_holder(new)
+        self._count(old, -1)
+        self._count(new, 1)
+        listing = self.listing
+        if listing is not None and old in listing:
+            listing[listing.index(old)] = new  # (in place: the holding keeps its rank)
 
     def remove_holder(self, session: Any) -> None:
-        c = self.holder_count.get(session, 0)
-        if c <= 1:
-            self.holder_count.pop(session, None)
+        """An allocation `session` holds in this pool is given back."""
+        self._count(session, -1)
+        listing = self.listing
+        if listing is not None and session in listing:
+            listing.remove(session)  # (its first listing)
+
+    def _count(self, session: Any, d: int) -> None:
+        counts = self.holder_count
+        c = counts.get(session, 0) + d
+        if c > 0:
+            counts[session] = c
         else:
-            self.holder_count[session] = c - 1
+            counts.pop(session, None)
 
     def reserved(self, exclude: Any = None) -> float:
         """Σ outstanding reservations of live holds (`reserve held`, §4.6)."""
@@ -277,12 +297,13 @@ class Pool:
 
         Receives the candidates, one `HoldFrame` per session holding this
         pool: the session's innermost hold on it (the one its runs and
-        growths act on), in the order the pool first admitted the sessions
-        (on an engine's `memory` pool, only the engine's residents, in the
-        engine's admission order); returns one of them, which loses its
-        allocation and queues again (Part 03 §7.3). It may be the growing
-        hold's own frame. Checked when overridden: the
-        frame is one of the candidates. Default:
+        growths act on), in the pool's admission order (each session at
+        its earliest listing left in `listing`: once per admission, the
+        earliest taken out at each release; on an engine's `memory` pool,
+        only the engine's residents, in the engine's admission order);
+        returns one of them, which loses its allocation and queues again
+        (Part 03 §7.3). It may be the growing hold's own frame. Checked
+        when overridden: the frame is one of the candidates. Default:
         smallest victim keys (`preempt by`; `lifo` is `by (-admission)`),
         ties to the candidate admitted last."""
         keyfn = self.spec.preempt_keys
