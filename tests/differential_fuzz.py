@@ -467,13 +467,20 @@ class Departure:
     fields: tuple[str, ...]        # report fields it may change (none: not told apart)
     applies: Callable[[str], bool]  # whether a program can show it
     emulate: Optional[Callable[[], ContextManager[None]]] = None
+    #: the reference versions that show it (docs/departures.md): a difference
+    #: from another version is never put down to it
+    versions: tuple[str, ...] = ("0.1.3", "0.1.4", "0.1.5")
+
+
+#: the versions of the departures pyserq 0.1.5 no longer shows
+OLD = ("0.1.3", "0.1.4")
 
 
 DEPARTURES = [
     # Part 03 §1: holders are sessions; 0.1.3 counts a session once per admission
     # and forgets it when an inner hold of the same pool ends
     Departure("holders counted as sessions", ("mean_holders",),
-              lambda t: bool(re.search(r"\bhold\b", t)), holders_listed),
+              lambda t: bool(re.search(r"\bhold\b", t)), holders_listed, OLD),
     # Part 02 §10.3 step 4: a run that an admitted session starts at a `ps`
     # stage (or engine) declared before the admitting engine
     Departure("a stage declared before the admitting engine", (),
@@ -481,16 +488,16 @@ DEPARTURES = [
     # Part 03 §14 / Part 04 §15: a growth granted after a stall does not
     # advance the position (0.1.3 and 0.1.4 advance it by the stalled amount)
     Departure("a stalled growth granted later", (), lambda t: "growing" in t,
-              retried_growth_advances),
+              retried_growth_advances, OLD),
     # Part 04 §8.4 step 2: the decode batch runs when no prefilling resident
     # is unstalled (0.1.3 and 0.1.4 serve nothing while one is stalled)
     Departure("an exclusive prefill engine with every prefill stalled", (),
               lambda t: "exclusive prefill" in t and "growing" in t,
-              stalled_prefills_hold_decodes),
+              stalled_prefills_hold_decodes, OLD),
     # Part 03 §9 step 3: a spill tier makes room for the piece before taking
     # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
     Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
-              spill_tier_unchecked),
+              spill_tier_unchecked, OLD),
     # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
     # at once (0.1.3-0.1.5 leave it to the next pass)
     Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),
@@ -525,12 +532,14 @@ def _field(diff: str) -> str:
 
 
 def classify(ours: Outcome, ref: Outcome, text: str,
-             again: Optional[Callable[[], Outcome]] = None) -> tuple[str, list[str]]:
+             again: Optional[Callable[[], Outcome]] = None,
+             version: Optional[str] = None) -> tuple[str, list[str]]:
     """The class of one comparison and its difference lines.
 
     `again` runs the program in serq-simpy once more (under a departure's
     emulation, `Departure.emulate`); without it such departures are not
-    told apart. Classes: "equal", "both refuse", "dialect" (the reference
+    told apart. With `version`, only the departures that version shows
+    (`Departure.versions`) explain a difference. Classes: "equal", "both refuse", "dialect" (the reference
     refuses a construct of another dialect), "both stop", a departure's
     name, or a finding: "accept/refuse", "refuse/accept", "run stop",
     "hang", "numbers:<field>"."""
@@ -540,8 +549,9 @@ def classify(ours: Outcome, ref: Outcome, text: str,
         if DIALECT.search(ref.message):
             return "dialect", [ref.message.splitlines()[0]]
         return "finding: reference refuses", [ref.message.splitlines()[0]]
+    deps = [d for d in DEPARTURES if version is None or version in d.versions]
     if ours.status == "refused":
-        if STALE_SET.search(ours.message):
+        if STALE_SET.search(ours.message) and version in (None, *OLD):
             # Part 03 §4.7's lint; 0.1.3 and 0.1.4 miss a `set` that stands
             # in an earlier hold's body (docs/departures.md)
             return "departure: a stale-state set in a hold's body", [ours.message.splitlines()[0]]
@@ -561,7 +571,7 @@ def classify(ours: Outcome, ref: Outcome, text: str,
         who = "serq-simpy" if ours.status == "stopped" else "reference"
         msg = ours.message if ours.status == "stopped" else ref.message
         line = msg.splitlines()[0] if msg else ""
-        dep = _emulated(ref, text, again)
+        dep = _emulated(ref, text, again, deps)
         if dep is not None:
             return f"departure: {dep}", [f"{who} stops: {line}"]
         return f"finding: {who} stops", [line]
@@ -569,24 +579,25 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     if not diffs:
         return "equal", []
     fields = {_field(d) for d in diffs}
-    for dep in DEPARTURES:
+    for dep in deps:
         if dep.fields and fields <= {f"pools.{f}" for f in dep.fields} and dep.applies(text):
             return f"departure: {dep.name}", diffs
-    emulated = _emulated(ref, text, again)
+    emulated = _emulated(ref, text, again, deps)
     if emulated is not None:
         return f"departure: {emulated}", diffs
     return "finding: numbers " + ",".join(sorted(fields)), diffs
 
 
-def _emulated(ref: Outcome, text: str, again: Optional[Callable[[], Outcome]]) -> Optional[str]:
-    """The departures whose emulation (`Departure.emulate`) makes serq-simpy
-    end as the reference does (equal reports, but for the fields that
-    field-told departures may change): one alone, else all that apply
-    together ("a + b"); None when no emulation explains the difference."""
+def _emulated(ref: Outcome, text: str, again: Optional[Callable[[], Outcome]],
+              known: list[Departure]) -> Optional[str]:
+    """The departures among `known` whose emulation (`Departure.emulate`)
+    makes serq-simpy end as the reference does (equal reports, but for the
+    fields that field-told departures may change): one alone, else all that
+    apply together ("a + b"); None when no emulation explains the difference."""
     if again is None:
         return None
-    told = {f"pools.{f}" for d in DEPARTURES for f in d.fields}
-    deps = [d for d in DEPARTURES if d.emulate is not None and d.applies(text)]
+    told = {f"pools.{f}" for d in known for f in d.fields}
+    deps = [d for d in known if d.emulate is not None and d.applies(text)]
     tries = [[d] for d in deps] + ([deps] if len(deps) > 1 else [])
     for these in tries:
         with ExitStack() as stack:
@@ -679,7 +690,7 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                 try:
                     for (s, _p), text, job in zip(chunk, texts, jobs):
                         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
-                        cls, diffs = classify(ours, stream.next(), text, rerun(text, job))
+                        cls, diffs = classify(ours, stream.next(), text, rerun(text, job), v)
                         out.results.append(Result(s, v, text, cls, diffs))
                         if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
                             out.coverage.update(kinds(text))
@@ -819,7 +830,7 @@ def same_difference(version: str, cls: str) -> Callable[[str], bool]:
         job = job_of(text, version)
         ref = run_reference_batch(version, [job])[0]
         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
-        return classify(ours, ref, text, rerun(text, job))[0] == cls
+        return classify(ours, ref, text, rerun(text, job), version)[0] == cls
     return pred
 
 

@@ -832,3 +832,27 @@ def test_departures_are_documented():
     by_message = ["a stale-state set in a hold's body", "an instant that does not settle"]
     for name in [dep.name for dep in DEPARTURES] + by_message:
         assert f"## {name}" in page.lower(), name
+
+
+def test_a_departure_explains_only_the_versions_that_show_it():
+    """A departure names the reference versions that show it
+    (docs/departures.md), and a difference from another version is a
+    finding: `mean_holders` alone is "holders counted as sessions" against
+    pyserq 0.1.3, which lists a session once per admission, but not against
+    0.1.5, which counts sessions as serq-simpy does (the runner had put
+    drawing program 1074607's 0.1.5 difference down to that departure)."""
+    source = ("pool p { cap 2; }\nstage d : delay;\nworkload { arrive batch(1); }\n"
+              "session { turn; hold p (1) { run d (1); } }\nrun { horizon 5; }\n")
+    ours = _report(source)
+    ref = json.loads(json.dumps(ours))
+    ref["pools"][0]["mean_holders"] += 0.5
+    versions = {d.name: d.versions for d in DEPARTURES}
+    assert versions["holders counted as sessions"] == ("0.1.3", "0.1.4")
+    assert "0.1.5" in versions["a pool pass at a session's end"]
+    for version, cls in (("0.1.3", "departure: holders counted as sessions"),
+                         ("0.1.4", "departure: holders counted as sessions"),
+                         (None, "departure: holders counted as sessions"),
+                         ("0.1.5", "finding: numbers pools.mean_holders")):
+        got, diffs = classify(Outcome("report", ours), Outcome("report", ref), source,
+                              version=version)
+        assert (got, len(diffs)) == (cls, 1), version
