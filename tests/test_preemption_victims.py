@@ -24,7 +24,11 @@ from __future__ import annotations
 import pytest
 
 import serq
+from serq.api import settings_for
+from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
+from serq.runtime.resources.pools import Pool
+from serq.runtime.sim.simulation import Simulation
 
 from differential_fuzz import emulated_differences, holders_listed
 from oracle import UNCOMPARED, compare_reports, requires, run_reference
@@ -333,3 +337,37 @@ def test_the_admission_listing_against_0_1_5(source, horizon):
     ours = to_dict(serq.run(serq.load(source=source), horizon=horizon))
     ref = run_reference(source, "0.1.5", horizon=horizon)
     assert not compare_reports(ours, ref, ignore=UNCOMPARED)
+
+
+def _checked(source: str, horizon: float):
+    """A run with the invariant checker on (`Pool.check` after every event)."""
+    prog = serq.load(source=source)
+    prog.settings = settings_for(prog, horizon=horizon)
+    return Simulation(prog, check_invariants=True).run()
+
+
+@pytest.mark.parametrize("source, horizon", [(INNER_ENDED, 30), (INNER_PREEMPTED, 40),
+                                             (LEASE_LISTED, 30), (NESTED_RANK, 30)],
+                         ids=["inner-ended", "inner-preempted", "lease", "nested"])
+def test_the_listing_lists_each_holder_once_per_allocation(source, horizon):
+    """The invariant checker holds the listing to the holders: a holder is
+    listed once per allocation it holds (hold or lease). The checked runs
+    give the unchecked runs' reports."""
+    assert to_dict(_checked(source, horizon)) == to_dict(
+        serq.run(serq.load(source=source), horizon=horizon))
+
+
+def test_a_listing_out_of_step_with_the_holders_stops_a_checked_run(monkeypatch):
+    """A release that left the listing as it was (as if `remove_holder`
+    forgot it) is an invariant the checker reports, with the pool's name."""
+    remove = Pool.remove_holder
+
+    def forgetful(self, session):
+        listing, self.listing = self.listing, None
+        try:
+            remove(self, session)
+        finally:
+            self.listing = listing
+    monkeypatch.setattr(Pool, "remove_holder", forgetful)
+    with pytest.raises(SimulationError, match="invariant broken at pool `p`: its admission listing"):
+        _checked(INNER_ENDED, 30)

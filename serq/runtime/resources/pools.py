@@ -20,7 +20,7 @@ Session-side operations (admission, release, growth, preemption) are in
 """
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from math import ceil, floor
 from dataclasses import replace
 from typing import Any, Optional
@@ -111,7 +111,8 @@ class Pool:
         # end) takes out the holder's first listing, whichever allocation it
         # gives back -- so a session whose inner hold ended ranks where that
         # inner hold was admitted (pyserq 0.1.5, drawing program 1074607).
-        # Kept only by a pool that preempts (`listing` is None otherwise).
+        # Kept only by a pool that preempts and is no engine's memory
+        # (`listing` is None otherwise: `Simulation._bind_engines`).
         self.listing: Optional[list[Any]] = None if spec.preempt == "none" else []
         self.queue: list[Any] = []         # waiting hold frames whose first pool this is
         self.growers: deque[Any] = deque()
@@ -193,9 +194,11 @@ class Pool:
     def remove_holder(self, session: Any) -> None:
         """An allocation `session` holds in this pool is given back."""
         self._count(session, -1)
-        listing = self.listing
-        if listing is not None and session in listing:
-            listing.remove(session)  # (its first listing)
+        if self.listing is not None:
+            try:
+                self.listing.remove(session)  # (its first listing)
+            except ValueError:
+                pass
 
     def _count(self, session: Any, d: int) -> None:
         counts = self.holder_count
@@ -471,6 +474,10 @@ class Pool:
             raise SimulationError(
                 f"invariant broken at pool `{self.label}`: the holds hold {shortest(held)} "
                 f"units but {shortest(self.used)} are used", now)
+        if self.listing is not None and Counter(self.listing) != self.holder_count:
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: its admission listing does not "
+                "list each holder once per allocation it holds", now)
         cached = sum(e.size for e in self.entries.values())
         if abs(cached - self.cached) > 1e-6:
             raise SimulationError(

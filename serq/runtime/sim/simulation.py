@@ -313,6 +313,7 @@ class Simulation:
                                      f"`memory` of `{stage.label}`")
                 stage.memory = mem
                 mem.memory_of.append(stage)
+                mem.listing = None  # (its candidates are in the engine's order)
         for pool in self.pool_list:
             via = pool.spec.admit_via
             if via is not None:
