@@ -68,11 +68,12 @@ MODULES: dict[str, Target] = {
                      ("tests/test_warmup_mser.py",)),
     "pools": Target("serq/runtime/resources/pools.py",
                     ("tests/test_pool_edges.py", "tests/test_p03_examples.py",
-                     "tests/test_pool_overhang.py")),
+                     "tests/test_pool_overhang.py", "tests/test_preemption_victims.py")),
     "holds": Target("serq/runtime/resources/holds.py",
                     ("tests/test_holds.py", "tests/test_pool_edges.py",
                      "tests/test_p03_examples.py", "tests/test_pool_overhang.py",
                      "tests/test_fork_join.py", "tests/test_engine_planning.py",
+                     "tests/test_preemption_victims.py",
                      "tests/test_differential_fuzz.py::"
                      "test_holds_that_preempt_each_other_at_one_instant_stop_the_run",
                      "tests/test_differential_fuzz.py::"
