@@ -37,8 +37,8 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from contextlib import ExitStack, contextmanager
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Optional
+from contextlib import ExitStack
+from typing import Any, Callable, ContextManager, Iterable, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -46,12 +46,9 @@ sys.path.insert(0, HERE)
 import serq  # noqa: E402
 from serq.core.errors import SerqError  # noqa: E402
 from serq.report.json_report import to_dict  # noqa: E402
-from serq.runtime.compile import schedule  # noqa: E402
-from serq.runtime.resources.holds import HoldManager  # noqa: E402
-from serq.runtime.resources.pools import Pool  # noqa: E402
-from serq.runtime.sim.simulation import Simulation  # noqa: E402
 from serq.runtime.watch.watchdog import RunStopped, interrupt_all  # noqa: E402
 
+from fuzz_departures import DEPARTURES, OLD, Departure  # noqa: E402
 from oracle import UNCOMPARED, compare_reports, interpreter  # noqa: E402
 from program_gen import KINDS, TRACE_NAME, Program, generate, kinds  # noqa: E402
 
@@ -248,196 +245,6 @@ def with_horizon(text: str, program: Program, version: str) -> str:
     return f"// horizon {program.horizon:g}\n{warm}{text}"
 
 
-@contextmanager
-def retried_growth_advances() -> Iterator[None]:
-    """pyserq 0.1.3/0.1.4's retried growth, emulated in serq-simpy for the
-    runner: a step-engine resident that stalled in a `growing` run and is
-    granted its growth at a settle has its position advanced by the stalled
-    amount, although no token was computed (Part 03 §14, Part 04 §15)."""
-    plain = HoldManager.retry_growers
-
-    def retry_growers(self: HoldManager, pool: Any) -> None:
-        before = list(pool.growers)
-        plain(self, pool)
-        for g in before[:len(before) - len(pool.growers)]:  # those granted, in order
-            if g.job is not None:
-                g.frame.pos[g.frame.pools.index(pool)] += g.amount
-    HoldManager.retry_growers = retry_growers  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        HoldManager.retry_growers = plain  # type: ignore[method-assign]
-
-
-@contextmanager
-def stalled_prefills_hold_decodes() -> Iterator[None]:
-    """pyserq 0.1.3/0.1.4's `serve exclusive prefill`, emulated in
-    serq-simpy for the runner: while a prefilling resident is stalled in a
-    growth and none is unstalled, the decoding residents wait too (Part 04
-    §8.4 serves them) from the next instant on; the engine still admits,
-    and serves the prefills it admits (generator seeds 51236, 59586,
-    62857)."""
-    plain = schedule.exclusive_body
-
-    def exclusive_body() -> Callable[[Any, Any], None]:
-        inner = plain()
-        seen: dict[Any, float] = {}  # each stall, and when an attempt first met it
-
-        def body(stage: Any, plan: Any) -> None:
-            now = stage.env.now
-            prefills = [j for j in stage.residents if j.mode == "prefill"]
-            # (a stall that began at this instant, such as an admitted
-            # prefill's, does not hold the decode batch yet: the reference
-            # keeps the batch it planned before that admission, seed 59586)
-            if not prefills or any(j.stall is None or seen.get(j.stall, now) == now
-                                   for j in prefills):
-                inner(stage, plan)
-            else:
-                serve = stage.serve_one  # (a decoder admitted now waits too: seed 62857)
-                stage.serve_one = lambda job, plan: None if job.mode == "decode" else serve(job, plan)
-                try:
-                    inner(stage, plan)
-                finally:
-                    del stage.serve_one
-            for j in stage.residents:
-                if j.stall is not None:
-                    seen.setdefault(j.stall, now)
-        return body
-    schedule.exclusive_body = exclusive_body  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        schedule.exclusive_body = plain  # type: ignore[assignment]
-
-
-@contextmanager
-def spill_tier_unchecked() -> Iterator[None]:
-    """pyserq 0.1.3/0.1.4's spill, emulated in serq-simpy for the runner:
-    the tier makes room for 0 units before it takes the spilled piece, so it
-    can end above its cap (Part 03 §9 step 3 makes room for the piece;
-    Part 03 §14)."""
-    plain = HoldManager.spill
-
-    def spill(self: HoldManager, pool: Any, entry: Any, piece: float) -> None:
-        tier = pool.spec.spill.tier
-        make_room = tier.make_room
-        tier.make_room = lambda _units: make_room(0.0)
-        try:
-            plain(self, pool, entry, piece)
-        finally:
-            del tier.make_room
-    HoldManager.spill = spill  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        HoldManager.spill = plain  # type: ignore[method-assign]
-
-
-@contextmanager
-def end_without_pass() -> Iterator[None]:
-    """pyserq 0.1.3-0.1.5's session end, emulated in serq-simpy for the
-    runner: `end;` (or the end of the session code) releases the session's
-    holds and leases without the pool pass that Part 02 §10.3 step 1 and
-    Part 03 §4.3 run at once; waiting holds and growers are tried at the
-    next pass (another session's release or scope end, or the settle's
-    step 2), so the sessions that run before it -- a `closed`
-    replacement, another session made ready in the same settle -- do not
-    see them admitted."""
-    plain_end, plain_pass = Simulation.end_session, HoldManager.pool_pass
-
-    def end_session(self: Simulation, s: Any) -> None:
-        holds = self.holds if self.pool_list else None
-        if holds is not None:
-            holds.skip_pass = True  # the pass `end_session` makes itself
-        try:
-            plain_end(self, s)
-        finally:
-            if holds is not None:
-                holds.skip_pass = False
-
-    def pool_pass(self: HoldManager) -> None:
-        if getattr(self, "skip_pass", False):
-            self.skip_pass = False
-            return
-        plain_pass(self)
-    Simulation.end_session = end_session  # type: ignore[method-assign]
-    HoldManager.pool_pass = pool_pass  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Simulation.end_session = plain_end  # type: ignore[method-assign]
-        HoldManager.pool_pass = plain_pass  # type: ignore[method-assign]
-
-
-class _Listings(dict):
-    """0.1.3's holders: a count of listings per session, `len` their sum."""
-
-    def __len__(self) -> int:
-        return int(sum(self.values()))
-
-
-@contextmanager
-def holders_listed() -> Iterator[None]:
-    """pyserq 0.1.3/0.1.4's holders, emulated in serq-simpy for the runner:
-    a pool lists its holder once per admission, and a release drops every
-    listing of the session (a session with two nested holds of the pool
-    counts twice, then not at all while its outer hold still holds),
-    which `mean_holders` and `holders(p)` read (Part 03 §1), and which
-    orders the candidates of a preemption on a pool that is no engine's
-    memory: one per listing, in the listing's order, each the session's
-    innermost hold (Part 03 §7.3; generator seed 63755). A leg is listed
-    as its session (so a lease a leg leaves stays listed as it was, and a
-    release by the session drops it: drawing program 1073968's program
-    against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
-    add, remove, pass_on = Pool.add_holder, Pool.remove_holder, Pool.pass_holder
-    victim = HoldManager._victim
-
-    def add_holder(self: Pool, session: Any) -> None:
-        if type(self.holder_count) is not _Listings:
-            self.holder_count = _Listings(self.holder_count)
-        session = _root(session)
-        add(self, session)
-        self.__dict__.setdefault("listed_013", []).append(session)
-
-    def remove_holder(self: Pool, session: Any) -> None:
-        session = _root(session)
-        self.holder_count.pop(session, None)
-        for listing in (self.__dict__.get("listed_013"), self.listing):
-            if listing:
-                listing[:] = [s for s in listing if s is not session]
-
-    def pass_holder(self: Pool, old: Any, new: Any) -> None:
-        pass  # (listed as the session already)
-
-    def listed_victim(self: HoldManager, pool: Pool) -> Any:
-        listing = pool.__dict__.get("listed_013")
-        if pool.spec.preempt == "none" or pool.memory_of or listing is None:
-            return victim(self, pool)
-        live: dict[Any, Any] = {}  # listed session -> a holder of a live hold (never a lease)
-        for f in pool.frames:
-            live.setdefault(_root(f.session), f.session)
-        candidates = [self._frame_of(live[s], pool, "preempt")[0] for s in listing if s in live]
-        if not candidates:
-            return None
-        return self._frame_of(pool.preempt_victim(candidates).session, pool, "preempt")[0]
-    Pool.add_holder, Pool.remove_holder = add_holder, remove_holder  # type: ignore[method-assign]
-    Pool.pass_holder = pass_holder  # type: ignore[method-assign]
-    HoldManager._victim = listed_victim  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Pool.add_holder, Pool.remove_holder = add, remove  # type: ignore[method-assign]
-        Pool.pass_holder = pass_on  # type: ignore[method-assign]
-        HoldManager._victim = victim  # type: ignore[method-assign]
-
-
-def _root(session: Any) -> Any:
-    """The session a leg (of a leg …) belongs to; a session itself."""
-    while getattr(session, "parent", None) is not None:
-        session = session.parent
-    return session
-
-
 def emulated_differences(source: str, emulate: Callable[[], ContextManager[None]],
                           version: str = "0.1.3") -> list[str]:
     """How serq-simpy's report of `source`, run under a departure's
@@ -451,58 +258,6 @@ def emulated_differences(source: str, emulate: Callable[[], ContextManager[None]
     if ref.report is None:
         return [f"the reference: {ref.status} {ref.message}"]
     return compare_reports(ours, ref.report, ignore=UNCOMPARED)
-
-
-@dataclass
-class Departure:
-    """A known, documented difference (docs/departures.md).
-
-    A departure is told apart either by the report fields it may change
-    (`fields`: every difference is in one of them) or, when its effects
-    spread, by `emulate`: a context in which serq-simpy behaves as the
-    reference does in that one respect; the program is a case of the
-    departure when serq-simpy's run under it equals the reference's."""
-
-    name: str
-    fields: tuple[str, ...]        # report fields it may change (none: not told apart)
-    applies: Callable[[str], bool]  # whether a program can show it
-    emulate: Optional[Callable[[], ContextManager[None]]] = None
-    #: the reference versions that show it (docs/departures.md): a difference
-    #: from another version is never put down to it
-    versions: tuple[str, ...] = ("0.1.3", "0.1.4", "0.1.5")
-
-
-#: the versions of the departures pyserq 0.1.5 no longer shows
-OLD = ("0.1.3", "0.1.4")
-
-
-DEPARTURES = [
-    # Part 03 §1: holders are sessions; 0.1.3 counts a session once per admission
-    # and forgets it when an inner hold of the same pool ends
-    Departure("holders counted as sessions", ("mean_holders",),
-              lambda t: bool(re.search(r"\bhold\b", t)), holders_listed, OLD),
-    # Part 02 §10.3 step 4: a run that an admitted session starts at a `ps`
-    # stage (or engine) declared before the admitting engine
-    Departure("a stage declared before the admitting engine", (),
-              lambda t: "admit via" in t),
-    # Part 03 §14 / Part 04 §15: a growth granted after a stall does not
-    # advance the position (0.1.3 and 0.1.4 advance it by the stalled amount)
-    Departure("a stalled growth granted later", (), lambda t: "growing" in t,
-              retried_growth_advances, OLD),
-    # Part 04 §8.4 step 2: the decode batch runs when no prefilling resident
-    # is unstalled (0.1.3 and 0.1.4 serve nothing while one is stalled)
-    Departure("an exclusive prefill engine with every prefill stalled", (),
-              lambda t: "exclusive prefill" in t and "growing" in t,
-              stalled_prefills_hold_decodes, OLD),
-    # Part 03 §9 step 3: a spill tier makes room for the piece before taking
-    # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
-    Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
-              spill_tier_unchecked, OLD),
-    # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
-    # at once (0.1.3-0.1.5 leave it to the next pass)
-    Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),
-              end_without_pass),
-]
 
 
 #: serq-simpy's stale-state lint (Part 03 §4.7), which 0.1.3 and 0.1.4 apply
@@ -539,10 +294,10 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     `again` runs the program in serq-simpy once more (under a departure's
     emulation, `Departure.emulate`); without it such departures are not
     told apart. With `version`, only the departures that version shows
-    (`Departure.versions`) explain a difference. Classes: "equal", "both refuse", "dialect" (the reference
-    refuses a construct of another dialect), "both stop", a departure's
-    name, or a finding: "accept/refuse", "refuse/accept", "run stop",
-    "hang", "numbers:<field>"."""
+    (`Departure.versions`) explain a difference. Classes: "equal", "both
+    refuse", "dialect" (the reference refuses a construct of another
+    dialect), "both stop", a departure's name, or a finding:
+    "accept/refuse", "refuse/accept", "run stop", "hang", "numbers:<field>"."""
     if ref.status == "refused":
         if ours.status == "refused":
             return "both refuse", []

@@ -23,10 +23,10 @@ import serq
 from serq.core.errors import SimulationError
 from serq.report.json_report import to_dict
 
-from differential_fuzz import (CASES, DEPARTURES, Campaign, campaign, classify, coverage_table,
-                               emulated_differences, end_without_pass, job_of, rerun,
-                               retried_growth_advances, run_ours, spill_tier_unchecked,
-                               stalled_prefills_hold_decodes, Outcome)
+from differential_fuzz import (CASES, Campaign, campaign, classify, coverage_table,
+                               emulated_differences, job_of, rerun, run_ours, Outcome)
+from fuzz_departures import (DEPARTURES, end_without_pass, retried_growth_advances,
+                             spill_tier_unchecked, stalled_prefills_hold_decodes)
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 from program_gen import KINDS, generate, kinds
 from test_p03_examples import P7  # spec Part 03 §12 example P-7

@@ -16,8 +16,8 @@ import serq
 from serq.core.errors import SerqError, SimulationError
 from serq.report.json_report import to_dict
 
-from differential_fuzz import (campaign, emulated_differences, holders_listed, job_of, programs,
-                               render, run_ours)
+from differential_fuzz import campaign, emulated_differences, job_of, programs, render, run_ours
+from fuzz_departures import holders_listed
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 
 # the generator seeds these findings came from (deterministic programs)

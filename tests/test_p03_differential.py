@@ -39,7 +39,8 @@ from serq.report.json_report import to_dict
 from oracle import assert_samples_match, UNCOMPARED, assert_reports_match, requires, run_reference
 
 import test_p03_examples as ex
-from differential_fuzz import emulated_differences, holders_listed
+from differential_fuzz import emulated_differences
+from fuzz_departures import holders_listed
 
 
 def _mine(source, kw):

@@ -1,24 +1,24 @@
 """Which hold a preemption takes (spec Part 03 §7.3, §4.9): the victim is
 chosen among the candidates (on a pool that is no engine's memory, the
-sessions holding it, in the order the pool admitted them; on an
-engine's memory, the engine's residents), and the victim loses its
-innermost hold on the pool, the one its runs and growths act on. A session
-is one candidate, however many holds of the pool it nests: its innermost
-hold, whose position the key `position` reads, ranked at the session's
-earliest listing left in the pool's admission listing (once per
-admission; each release takes out the earliest). A candidate's `decoding` key is 1 when its session is
-a decoding resident of a step stage.
+sessions holding it, in the order the pool admitted them; on an engine's
+memory, the engine's residents), and the victim loses its innermost hold
+on the pool, the one its runs and growths act on. A session is one
+candidate, however many holds of the pool it nests: its innermost hold,
+whose position the key `position` reads, ranked at the session's earliest
+listing left in the pool's admission listing (once per admission; each
+release takes out the earliest). A candidate's `decoding` key is 1 when
+its session is a decoding resident of a step stage.
 
 Found by the differential campaign (generator seed 59521 against pyserq
 0.1.3 and 0.1.4: a session with two nested holds of an engine's memory lost
 its outer hold; drawing program 1069260 against 0.1.5: a session's outer
 hold was a candidate of its own, with its own position and rank; drawing
 program 1074607 against 0.1.5: a session whose inner hold had ended kept
-its outer hold's rank). Every
-number below is worked out in the docstring and is what pyserq 0.1.3 (or,
-for the programs in the `fn main` dialect, 0.1.5) gives at seed 1 (the
-differential tests, run where the reference is installed); the code before
-each rule gave the other answer, as each docstring says."""
+its outer hold's rank). Every number below is worked out in the docstring
+and is what pyserq 0.1.3 (or, for the programs in the `fn main` dialect,
+0.1.5) gives at seed 1 (the differential tests, run where the reference is
+installed); the code before each rule gave the other answer, as each
+docstring says."""
 from __future__ import annotations
 
 import pytest
@@ -30,7 +30,8 @@ from serq.report.json_report import to_dict
 from serq.runtime.resources.pools import Pool
 from serq.runtime.sim.simulation import Simulation
 
-from differential_fuzz import emulated_differences, holders_listed
+from differential_fuzz import emulated_differences
+from fuzz_departures import holders_listed
 from oracle import UNCOMPARED, compare_reports, requires, run_reference
 
 # session 0 holds p twice, nested; session 1's growth at 2 needs room
@@ -369,5 +370,6 @@ def test_a_listing_out_of_step_with_the_holders_stops_a_checked_run(monkeypatch)
         finally:
             self.listing = listing
     monkeypatch.setattr(Pool, "remove_holder", forgetful)
-    with pytest.raises(SimulationError, match="invariant broken at pool `p`: its admission listing"):
+    with pytest.raises(SimulationError,
+                       match="invariant broken at pool `p`: its admission listing"):
         _checked(INNER_ENDED, 30)
