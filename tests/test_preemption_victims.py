@@ -286,6 +286,13 @@ LEASE_LISTED = two_or_three(
     "run d (cost(d, 0.5)); hold p (cost(p, 1)) { observe a = now; run d (cost(d, 5)); "
     "observe e = now; }")
 
+# session 0's first hold is its leg's, whose lease passes to session 0 when
+# the leg ends (at 0.1): the lease keeps the leg's listing
+LEG_LEASE_LISTED = LEASE_LISTED.replace(
+    "hold p (cost(p, 1)) { observe o = now; run d (cost(d, 0.1)); } lease p (100);",
+    "fork { hold p (cost(p, 1)) { observe o = now; run d (cost(d, 0.1)); } lease p (100); } "
+    "join;", 1)
+
 
 def test_a_session_whose_inner_hold_ended_ranks_where_that_hold_was_admitted():
     """Cap 3. p admits session 0 at 0 (its outer hold), session 1 at 0.5
@@ -330,10 +337,23 @@ def test_a_lease_keeps_its_listing():
     assert (times(rep, "a"), times(rep, "e")) == ([0.5, 13.1], [18.1])
 
 
+def test_a_lease_a_leg_leaves_keeps_the_legs_listing():
+    """As `test_a_lease_keeps_its_listing`, the first hold being a leg's
+    (`fork`): when the leg ends at 0.1 its lease passes to session 0 and
+    keeps the listing of the leg's admission at 0 (`Pool.pass_holder`), so
+    session 0 ranks first at 2.1 and preempts itself, as before: `h` 1.1
+    and 2.1, `g` 3.1. Were the listing left under the leg, session 0
+    would rank at 1.1, after session 1: `h` 1.1 only, `g` 2.1."""
+    assert LEG_LEASE_LISTED != LEASE_LISTED
+    rep = serq.run(serq.load(source=LEG_LEASE_LISTED), horizon=30)
+    assert (times(rep, "h"), times(rep, "g")) == ([1.1, 2.1], [3.1])
+    assert (times(rep, "a"), times(rep, "e")) == ([0.5, 13.1], [18.1])
+
+
 @requires("0.1.5")
 @pytest.mark.parametrize("source, horizon", [(INNER_ENDED, 30), (INNER_PREEMPTED, 40),
-                                             (LEASE_LISTED, 30)],
-                         ids=["inner-ended", "inner-preempted", "lease"])
+                                             (LEASE_LISTED, 30), (LEG_LEASE_LISTED, 30)],
+                         ids=["inner-ended", "inner-preempted", "lease", "leg-lease"])
 def test_the_admission_listing_against_0_1_5(source, horizon):
     ours = to_dict(serq.run(serq.load(source=source), horizon=horizon))
     ref = run_reference(source, "0.1.5", horizon=horizon)
@@ -348,8 +368,9 @@ def _checked(source: str, horizon: float):
 
 
 @pytest.mark.parametrize("source, horizon", [(INNER_ENDED, 30), (INNER_PREEMPTED, 40),
-                                             (LEASE_LISTED, 30), (NESTED_RANK, 30)],
-                         ids=["inner-ended", "inner-preempted", "lease", "nested"])
+                                             (LEASE_LISTED, 30), (LEG_LEASE_LISTED, 30),
+                                             (NESTED_RANK, 30)],
+                         ids=["inner-ended", "inner-preempted", "lease", "leg-lease", "nested"])
 def test_the_listing_lists_each_holder_once_per_allocation(source, horizon):
     """The invariant checker holds the listing to the holders: a holder is
     listed once per allocation it holds (hold or lease). The checked runs
