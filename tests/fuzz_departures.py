@@ -11,6 +11,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Optional
+from unittest.mock import patch
 
 from serq.runtime.compile import schedule
 from serq.runtime.resources.holds import HoldManager
@@ -32,11 +33,8 @@ def retried_growth_advances() -> Iterator[None]:
         for g in before[:len(before) - len(pool.growers)]:  # those granted, in order
             if g.job is not None:
                 g.frame.pos[g.frame.pools.index(pool)] += g.amount
-    HoldManager.retry_growers = retry_growers  # type: ignore[method-assign]
-    try:
+    with patch.object(HoldManager, "retry_growers", retry_growers):
         yield
-    finally:
-        HoldManager.retry_growers = plain  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -73,11 +71,8 @@ def stalled_prefills_hold_decodes() -> Iterator[None]:
                 if j.stall is not None:
                     seen.setdefault(j.stall, now)
         return body
-    schedule.exclusive_body = exclusive_body  # type: ignore[assignment]
-    try:
+    with patch.object(schedule, "exclusive_body", exclusive_body):
         yield
-    finally:
-        schedule.exclusive_body = plain  # type: ignore[assignment]
 
 
 @contextmanager
@@ -96,11 +91,8 @@ def spill_tier_unchecked() -> Iterator[None]:
             plain(self, pool, entry, piece)
         finally:
             del tier.make_room
-    HoldManager.spill = spill  # type: ignore[method-assign]
-    try:
+    with patch.object(HoldManager, "spill", spill):
         yield
-    finally:
-        HoldManager.spill = plain  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -130,13 +122,9 @@ def end_without_pass() -> Iterator[None]:
             self.skip_pass = False
             return
         plain_pass(self)
-    Simulation.end_session = end_session  # type: ignore[method-assign]
-    HoldManager.pool_pass = pool_pass  # type: ignore[method-assign]
-    try:
+    with patch.object(Simulation, "end_session", end_session), \
+            patch.object(HoldManager, "pool_pass", pool_pass):
         yield
-    finally:
-        Simulation.end_session = plain_end  # type: ignore[method-assign]
-        HoldManager.pool_pass = plain_pass  # type: ignore[method-assign]
 
 
 class _Listings(dict):
@@ -159,8 +147,7 @@ def holders_listed() -> Iterator[None]:
     as its session (so a lease a leg leaves stays listed as it was, and a
     release by the session drops it: drawing program 1073968's program
     against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
-    add, remove, pass_on = Pool.add_holder, Pool.remove_holder, Pool.pass_holder
-    victim = HoldManager._victim
+    add, victim = Pool.add_holder, HoldManager._victim
 
     def add_holder(self: Pool, session: Any) -> None:
         if type(self.holder_count) is not _Listings:
@@ -190,15 +177,10 @@ def holders_listed() -> Iterator[None]:
         if not candidates:
             return None
         return self._frame_of(pool.preempt_victim(candidates).session, pool, "preempt")[0]
-    Pool.add_holder, Pool.remove_holder = add_holder, remove_holder  # type: ignore[method-assign]
-    Pool.pass_holder = pass_holder  # type: ignore[method-assign]
-    HoldManager._victim = listed_victim  # type: ignore[method-assign]
-    try:
+    with patch.multiple(Pool, add_holder=add_holder, remove_holder=remove_holder,
+                        pass_holder=pass_holder), \
+            patch.object(HoldManager, "_victim", listed_victim):
         yield
-    finally:
-        Pool.add_holder, Pool.remove_holder = add, remove  # type: ignore[method-assign]
-        Pool.pass_holder = pass_on  # type: ignore[method-assign]
-        HoldManager._victim = victim  # type: ignore[method-assign]
 
 
 def _root(session: Any) -> Any:
