@@ -337,7 +337,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                          "under which replica.sq's engines saturate; 0.25: replica.sq's own "
                          "0.1 sessions per second per replica)")
     ap.add_argument("--reference-sizes", type=int, nargs="+", default=None, metavar="R",
-                    help="--fleet: run the reference only at these sizes (default: all)")
+                    help="--fleet: run the reference and the hand-written SimPy model only "
+                         "at these sizes (default: all)")
     args = ap.parse_args(argv)
     exe = args.command or shutil.which("serq-simpy")
     if exe is None:

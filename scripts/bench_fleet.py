@@ -29,7 +29,15 @@ events of the run (the report's count), the whole process's wall time, the
 microseconds per event after the process's start-up (its wall time at
 horizon 1e-9 taken off: the start-up does not grow with the run, and would
 otherwise dominate the smallest fleet), the peak resident memory, and the
-reference's figures and the ratio of the two costs per event.
+reference's figures and the ratio of the two costs per event. For
+replica.sq it also runs the SimPy model written by hand
+(scripts/handwritten_replica.py with `--replicas R` and the same rate:
+the same model, Python's `random` for its draws) and gives its cost per
+event -- each calendar entry SimPy handles is one of its events -- and
+serq-simpy's ratio to it. Under the table, each contender's cost per event
+at the largest size over the smallest: issue 28's measure, and the
+hand-written model's shows how much of a fleet's growth a lean SimPy
+program pays too.
 
 `--instructions` counts instructions instead of timing (`valgrind
 --tool=callgrind`, every process under it, the cache-warming run excepted):
@@ -43,8 +51,9 @@ executes follows the wall time and the machine's load -- two identical
 runs of `replica.sq` at R = 4 (issue 28's load) and horizon 5 counted 1.61
 and 0.72 billion instructions with it, 0.772 and 0.767 without. Callgrind
 runs a process about 50 times slower: choose a short `--fleet-horizon`, and
-`--reference-sizes` to leave the reference out of the largest fleets (at
-R = 256 it takes minutes per simulated second under callgrind).
+`--reference-sizes` to leave the reference (and the hand-written model) out
+of the largest fleets (at R = 256 the reference takes minutes per simulated
+second under callgrind).
 
 This is a benchmark, not a test: it asserts nothing.
 """
@@ -83,11 +92,22 @@ class Fleet:
     key: str
     path: str  # under examples/
     edits: Callable[[int, float], dict[str, str]]  # R, load -> {let name: value text}
+    #: the SimPy model of the same program written by hand, for R and load:
+    #: its script and arguments (it takes --horizon, --warmup, --seed, --json
+    #: and prints its `events`), or None
+    hand: Optional[Callable[[int, float], list[str]]] = None
+
+
+def _replica_rate(r: int, load: float) -> float:
+    """replica.sq's arrival rate at R replicas (issue 28's 0.4 a replica)."""
+    return 0.4 * load * r
 
 
 FLEETS = (
     Fleet("replica", "multi-turn/replica.sq",
-          lambda r, load: {"R": str(r), "Lambda": repr(0.4 * load * r)}),
+          lambda r, load: {"R": str(r), "Lambda": repr(_replica_rate(r, load))},
+          lambda r, load: ["scripts/handwritten_replica.py", "--replicas", str(r),
+                           "--lam", repr(_replica_rate(r, load))]),
     Fleet("llmd", "pd-disaggregation/llmd_nixl_pull.sq",
           lambda r, load: {"NP": str(max(r // 2, 1)), "ND": str(max(r // 2, 1)),
                            "Lambda": repr(0.15 * load * r)}),
@@ -192,8 +212,9 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
           count: bool = False, ref_sizes: Optional[tuple[int, ...]] = None,
           only: Optional[tuple[str, ...]] = None, start: float = START,
           load: float = 1.0) -> list[dict]:
-    """Every fleet at every size: serq-simpy and the reference (`reference(path
-    under examples/)` -> (version, python), version None: none; only at
+    """Every fleet at every size: serq-simpy, the reference (`reference(path
+    under examples/)` -> (version, python), version None: none) and the
+    SimPy model written by hand where the fleet has one (these two only at
     `ref_sizes` when given), each at `horizon` and at the start-up horizon;
     `count`: under callgrind (`run_json`); `only`: these fleets' keys; `start`:
     the start-up run's horizon (a longer one, with the same warm-up fraction,
@@ -224,6 +245,12 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                         return run_json([python, "-c", driver, str(path), str(seed), repr(h),
                                          repr(w)], dict(os.environ), count)
                     row["ref"], row["ref0"] = ref(horizon, warmup), ref(start, start_warmup)
+                if fleet.hand is not None and (ref_sizes is None or r in ref_sizes):
+                    def hand(h: float, w: float, script: list[str] = fleet.hand(r, load)
+                             ) -> Measured:
+                        return run_json([sys.executable, *script, "--json", "--seed", str(seed),
+                                         "--horizon", repr(h), "--warmup", repr(w)], env, count)
+                    row["hand"], row["hand0"] = hand(horizon, warmup), hand(start, start_warmup)
                 rows.append(row)
                 log(f"… {fleet.key} R={r} done: " + _summary(row, count))
     return rows
@@ -233,7 +260,9 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
           count: bool = False, start: float = START, load: float = 1.0) -> str:
     """The rows as a Markdown table (`cpu`: CPU seconds, not wall; `count`:
     the runs were counted, instructions instead of time and memory; `load`:
-    the factor the arrival rates were run at)."""
+    the factor the arrival rates were run at), then how each contender's
+    cost per event grows from a fleet's smallest size to its largest."""
+    unit = "Ir" if count else "µs"
     if count:
         head = ["program", "R", "events", "serq-simpy Ir", "Ir/event", "reference",
                 "ref events", "ref Ir", "ref Ir/event", "Ir/event ratio"]
@@ -241,6 +270,7 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
         what = "CPU s" if cpu else "wall s"
         head = ["program", "R", "events", f"serq-simpy {what}", "µs/event", "MiB", "reference",
                 "ref events", f"ref {what}", "ref µs/event", "ref MiB", "µs/event ratio"]
+    head += ["SimPy events", f"SimPy {unit}/event", "ratio to SimPy"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         s, s0 = row["serq"], row["serq0"]
@@ -253,9 +283,15 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
             cells += ["pyserq " + row["version"], _n(r.events)]
             cells += [_n(r.instructions), _n(_round(ur))] if count else \
                 [_t(r, cpu), _f(ur), _mib(r)]
-            cells.append(f"{us / ur:.1f}×" if us and ur else "—")
+            cells.append(_ratio(us, ur))
         else:
             cells += ["—"] * (5 if count else 6)
+        if "hand" in row:
+            uh = per_event(row["hand"], row["hand0"], cpu)
+            cells += [_n(row["hand"].events), _n(_round(uh)) if count else _f(uh),
+                      _ratio(us, uh)]
+        else:
+            cells += ["—"] * 3
         lines.append("| " + " | ".join(cells) + " |")
     if count:
         notes = [f"horizon {horizon:g}, warm-up {warmup:g}; instructions counted by callgrind; "
@@ -265,11 +301,37 @@ def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,
                  f"process's {what[:-2]} time at horizon {start:g} taken off); one run each"]
     if load != 1.0:
         notes[0] += f"; arrival rates {load:g} times the fleets' (--fleet-load)"
+    notes += growth(rows, cpu, unit)
     for row in rows:
-        for k in ("serq", "ref"):
+        for k in ("serq", "ref", "hand"):
             if k in row and row[k].error:
                 notes.append(f"{row['fleet']} R={row['R']}: {k} failed: {row[k].error}")
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def growth(rows: list[dict], cpu: bool = False, unit: str = "µs") -> list[str]:
+    """For each fleet measured at two sizes or more: each contender's cost
+    per event at its largest size over that at its smallest (issue 28's
+    measure: at most 1.3 from R = 4 to 256 asked of serq-simpy)."""
+    out = []
+    for fleet in dict.fromkeys(row["fleet"] for row in rows):
+        parts = []
+        for key, name in (("serq", "serq-simpy"), ("ref", "reference"),
+                          ("hand", "SimPy by hand")):
+            costs = [(row["R"], per_event(row[key], row[key + "0"], cpu))
+                     for row in rows if row["fleet"] == fleet and key in row]
+            costs = [(r, c) for r, c in costs if c]
+            if len(costs) >= 2:
+                (r0, c0), (r1, c1) = min(costs), max(costs)
+                parts.append(f"{name} {c1 / c0:.2f}× (R = {r0} → {r1})")
+        if parts:
+            out.append(f"{fleet}: {unit}/event at the largest R over the smallest: "
+                       + ", ".join(parts))
+    return out
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> str:
+    return f"{a / b:.1f}×" if a and b else "—"
 
 
 def _summary(row: dict, count: bool) -> str:
@@ -277,7 +339,7 @@ def _summary(row: dict, count: bool) -> str:
     short keeps the rows it finished)."""
     unit = "Ir" if count else "µs wall"
     parts = []
-    for key, name in (("serq", "serq-simpy"), ("ref", "reference")):
+    for key, name in (("serq", "serq-simpy"), ("ref", "reference"), ("hand", "SimPy")):
         if key in row:
             cost = per_event(row[key], row[key + "0"])
             parts.append(f"{name} {_n(row[key].events)} events, "

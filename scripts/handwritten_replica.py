@@ -426,6 +426,9 @@ def run(horizon: float = 400.0, seed: int = 1, warmup: float = 100.0, replicas: 
     t_sim = time.perf_counter()
     env.run(until=horizon)
     t_end = time.perf_counter()
+    # the calendar entries handled: those made (SimPy numbers them from 0)
+    # less those still waiting (the horizon's own entry is handled)
+    events = next(env._eid) - len(env._queue)
     for eng in engines:
         if eng.busy_since is not None:
             eng.close_busy(horizon)
@@ -440,7 +443,7 @@ def run(horizon: float = 400.0, seed: int = 1, warmup: float = 100.0, replicas: 
             "hit": mean(obs.hit), "ttft": mean(obs.ttft), "tpot": mean(obs.tpot),
             "response": mean(obs.response), "mean_live": area[0] / (horizon - warmup),
             "count": {k: len(getattr(obs, k)) for k in ("hit", "ttft", "tpot", "response")},
-            "iterations": iterations,
+            "iterations": iterations, "events": events,
             "utilization": [e.busy / span for e in engines],
             "admissions": [e.admissions for e in engines],
             "preemptions": [e.preemptions for e in engines],
@@ -457,9 +460,11 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--warmup", type=float, default=100.0, help="warm-up (100)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lam", type=float, default=0.4, help="sessions per second (0.4)")
+    ap.add_argument("--replicas", type=int, default=4, help="replicas, the file's R (4)")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON line")
     args = ap.parse_args(argv)
-    res = run(horizon=args.horizon, seed=args.seed, warmup=args.warmup, lam=args.lam)
+    res = run(horizon=args.horizon, seed=args.seed, warmup=args.warmup,
+              replicas=args.replicas, lam=args.lam)
     if args.json:
         print(json.dumps(res))
         return

@@ -188,6 +188,18 @@ def _drive(requests, until=None, **engine):
     return obs, done, eng
 
 
+def test_replica_script_runs_r_replicas_and_counts_its_events():
+    """`--replicas 3` runs three engines; `events` counts the calendar
+    entries SimPy handled: at least one per engine iteration (each is a
+    timeout) and one per session arrival."""
+    out = subprocess.run([sys.executable, REPLICA, "--replicas", "3", "--lam", "1.2",
+                          "--horizon", "10", "--warmup", "2", "--json"],
+                         capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout)
+    assert len(res["iterations"]) == 3 and all(n > 0 for n in res["iterations"])
+    assert res["events"] >= sum(res["iterations"]) + res["arrivals"]
+
+
 def test_replica_engine_admits_like_vllm():
     """Spec Part 04 SE-5 (pyserq 0.1.3, exact): budget 8, slots 2, KV 64 in
     blocks of 4, three requests of 6 + 3 tokens at 0. s0 takes 8 units and 6

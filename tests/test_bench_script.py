@@ -67,6 +67,10 @@ def test_bench_fleet_prints_events_and_cost_per_event():
     assert [r[:2] for r in rows] == [["replica", "2"], ["llmd", "2"]]
     for r in rows:
         assert int(r[2].replace(",", "")) > 0 and float(r[3]) > 0 and float(r[5]) > 0
+    # the hand-written SimPy model runs beside replica.sq (llmd has none)
+    assert head[-3:] == ["SimPy events", "SimPy µs/event", "ratio to SimPy"]
+    assert int(rows[0][-3].replace(",", "")) > 0 and rows[0][-1].endswith("×")
+    assert rows[1][-3:] == ["—"] * 3
 
 
 def _fleet_module():
@@ -103,6 +107,34 @@ def test_fleet_counts_a_run_without_a_report_as_failed():
     code = "import sys; sys.stderr.write('x.sq:1:1: error: bad\\n'); sys.exit(1)"
     got = fleet.run_json([sys.executable, "-c", code], dict(os.environ))
     assert (got.events, got.error) == (None, "x.sq:1:1: error: bad")
+
+
+def _measured(fleet, seconds, events):
+    """A process's measurement: `seconds` of CPU time, `events` events."""
+    return fleet.Measured(seconds, 0, events, cpu=seconds)
+
+
+def test_fleet_growth_is_the_largest_fleets_cost_over_the_smallests():
+    """Under the fleet table, each contender's cost per event at its largest R
+    over its smallest (issue 28's measure), from the runs less their
+    start-up: serq-simpy (3.0 - 1.0) s / 1e5 events = 20 µs at R = 4 and
+    (31 - 1) s / 1e6 = 30 µs at R = 256: 1.50×; the hand-written model
+    (0.3 - 0.1) s / 1e5 = 2 µs and (2.7 - 0.1) s / 1e6 = 2.6 µs: 1.30×;
+    the reference ran at one size only: no ratio."""
+    fleet = _fleet_module()
+    rows = []
+    for r, serq, hand in ((4, (3.0, 100_000), (0.3, 110_000)),
+                          (256, (31.0, 1_000_000), (2.7, 1_010_000))):
+        row = {"fleet": "replica", "R": r, "version": "0.1.3", "serq": _measured(fleet, *serq),
+               "serq0": _measured(fleet, 1.0, 0), "hand": _measured(fleet, *hand),
+               "hand0": _measured(fleet, 0.1, 10_000)}
+        if r == 4:
+            row["ref"], row["ref0"] = _measured(fleet, 1.0, 10), _measured(fleet, 0.5, 0)
+        rows.append(row)
+    assert fleet.growth(rows, cpu=True) == [
+        "replica: µs/event at the largest R over the smallest: "
+        "serq-simpy 1.50× (R = 4 → 256), SimPy by hand 1.30× (R = 4 → 256)"]
+    assert "ratio to SimPy" in fleet.table(rows, 400, 100, cpu=True)
 
 
 def _replica(fleet):
