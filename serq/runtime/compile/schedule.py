@@ -248,6 +248,29 @@ def default_body(only: Optional[Callable], keys: Optional[Callable]) -> Body:
     return body
 
 
+def displace(stage: Any, plan: Any, prefill: Any) -> None:
+    """A newcomer's prefill displaces the tentative decode batch (Part 04
+    §8.4 step 4) and gets the full budget. A prefill that gets no tokens --
+    its growth stalls or preempts it -- displaces nothing: the decodes keep
+    their tokens, but those of a resident its growth preempted (pyserq
+    0.1.3; generator seed 80540, where the grower preempts itself)."""
+    batch, tokens, left = plan.assign, plan.tokens, plan.left
+    plan.assign = []
+    plan.tokens = plan.prefilled = plan.attention = 0.0
+    plan.left = plan.budget
+    stage.serve_one(prefill, plan)
+    if plan.assign:
+        return
+    kept = []
+    for a in batch:  # (decodes only: no prefill or attention to restore)
+        if a[0] in stage.residents:
+            kept.append(a)
+        else:  # a victim of the growth: its tokens go back, as `cancel` gives them
+            tokens -= a[1]
+            left += a[1]
+    plan.assign, plan.tokens, plan.left = kept, tokens, left
+
+
 def exclusive_body() -> Body:
     """`serve exclusive prefill` (Part 04 §8.4)."""
 
@@ -276,10 +299,7 @@ def exclusive_body() -> Body:
                 return
             fresh = [j for j in newcomers if j.mode == "prefill"]
             if fresh:
-                plan.assign.clear()   # the tentative decodes are displaced
-                plan.tokens = plan.prefilled = plan.attention = 0.0
-                plan.left = plan.budget
-                stage.serve_one(fresh[0], plan)
+                displace(stage, plan, fresh[0])
                 return
             for j in newcomers:
                 stage.serve_one(j, plan)
