@@ -2,9 +2,10 @@
 
 Every job on a *shared* stage (a `ps` stage some multi-stage run holds) is
 a flow with one remaining work that decreases at one rate on all its
-stages. At the end of every instant in which a flow started or ended, the
-rates are recomputed by the program's policy and the earliest completion
-is scheduled; an entry made obsolete by a later change does nothing.
+stages. After every settle in which a flow started or ended (as a `ps`
+stage's: `FlowNetwork.each_settle`), the rates are recomputed by the
+program's policy and the earliest completion is scheduled; an entry made
+obsolete by a later change does nothing.
 """
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ class SharedStage(Stage):
 
 class FlowNetwork:
     """All shared stages of a program and the flows on them."""
+
+    #: the rates are recomputed after every settle in which a flow started or
+    #: ended, as a `ps` stage's are (`Instant.settle_each`), not once the
+    #: instant is over: a completion scheduled by an earlier settle of the
+    #: instant comes first among the completions that tie with it (pyserq
+    #: 0.1.3 and 0.1.4, generator seed 84985)
+    each_settle = True
 
     def __init__(self, sim: Any, policy: str):
         self.sim = sim

@@ -214,8 +214,10 @@ class Simulation:
                 self, stream, rate=wl.rate if wl.arrival == "poisson" else None,
                 gap=gap, limit=self.limit)
         self._track_estimates()
-        #: a stage re-evaluates after every settle (`ps`, `Instant.settle_each`)
-        self.each_settle = any(getattr(st, "each_settle", False) for st in self.stage_list)
+        #: a stage, or the flows of runs over several stages, re-evaluate
+        #: after every settle (`ps`, `FlowNetwork`: `Instant.settle_each`)
+        self.each_settle = self.flows is not None or \
+            any(getattr(st, "each_settle", False) for st in self.stage_list)
         #: the plain event loop suffices: no pool, engine, gauge, drain or
         #: invariant check needs its end-of-event work (progress is a thread's;
         #: `ps` stages re-evaluate after every settle)

@@ -1,0 +1,113 @@
+"""Runs over several stages (`share`) recompute their rates after every
+settle, as a `ps` stage does (Part 02 §10.3, Part 04 §3).
+
+Part 02 §10.4 handles the events of one instant in the order they were
+scheduled. A `ps` stage schedules its next completion after the settle in
+which its population changed (pyserq 0.1.3, issue 22), not once the
+instant is over; the flows of runs over several stages do the same in
+pyserq 0.1.3 and 0.1.4. serq-simpy recomputed the flows only at the end of
+the instant, after every stage, so a flow's completion came after a
+completion that tied with it but was scheduled by a later event of the
+instant (found by the differential runner: generator seed 84985, where a
+session saw `est_lambda` after a `ps` completion that pyserq counts after
+it). Every number below is pyserq 0.1.3's and 0.1.4's at seed 1.
+"""
+from __future__ import annotations
+
+import pytest
+
+import serq
+from serq.report.json_report import to_dict
+
+from oracle import UNCOMPARED, assert_reports_match, assert_samples_match, requires, \
+    run_reference
+
+# Both sessions leave `d0` at 1: session 0 first (its entry was made
+# first), and starts a flow over m0 and m1 (rate 1: done at 2); then
+# session 1 starts its job on `a` (rate 1: done at 2). The flow's completion
+# is scheduled after the first settle, before `a`'s: at 2 session 0 sees
+# `a` still busy (`fa` 1) and session 1 sees the flow gone (`am` 0).
+# Before: `a`, a stage, was recomputed first at the instant's end (`fa` 0,
+# `am` 1).
+FLOW_AND_PS = """\
+stage a : ps(1);
+stage m0 : ps(1);
+stage m1 : ps(2);
+stage d0 : delay;
+share bottleneck;
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) { run d0 (1); run m0, m1 (1); observe fa = busy(a); }
+  else { run d0 (1); run a (1); observe am = busy(m0); }
+}
+run { horizon 10; }
+"""
+
+# The same with a delay stage instead of `a`: a program whose only `ps`
+# stages are shared, which must take the per-settle path too. Session 1's
+# delay ends at 2, scheduled when it joined, after the flow's completion
+# (`fd` 1, `dm` 0). Before: the flow's entry was made at the instant's
+# end, after the delay's (`fd` 0, `dm` 1).
+FLOW_AND_DELAY = """\
+stage d0 : delay;
+stage d : delay;
+stage m0 : ps(1);
+stage m1 : ps(2);
+share bottleneck;
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) { run d0 (1); run m0, m1 (1); observe fd = busy(d); }
+  else { run d0 (1); run d (1); observe dm = busy(m0); }
+}
+run { horizon 10; }
+"""
+
+# FLOW_AND_PS in pyserq 0.1.4's `fn main` dialect (0.1.5 has no `share`
+# statement: it is a relation's, std/share)
+FLOW_AND_PS_FN_MAIN = """\
+fn main() {
+  stage a : ps(1);
+  stage m0 : ps(1);
+  stage m1 : ps(2);
+  stage d0 : delay;
+  share bottleneck;
+  workload { arrive batch(2); session { turn; } }
+  server {
+    branch (serial == 0) { run d0 (cost(d0, 1)); run m0, m1 (cost(m0, m1, 1)); observe fa = busy(a); }
+    else { run d0 (cost(d0, 1)); run a (cost(a, 1)); observe am = busy(m0); }
+  }
+}
+"""
+
+
+def _samples(source: str, **kw) -> dict[str, list[tuple[float, float]]]:
+    rep = serq.run(serq.load(source=source), **kw)
+    return {name: list(zip(s.times, s.values)) for name, s in rep.observes.items()}
+
+
+@pytest.mark.parametrize("source, horizon", [(FLOW_AND_PS, None), (FLOW_AND_PS_FN_MAIN, 10.0)],
+                         ids=["seed_dialect", "fn_main"])
+def test_a_flow_started_first_in_an_instant_completes_first(source, horizon):
+    assert _samples(source, horizon=horizon) == {"fa": [(2.0, 1.0)], "am": [(2.0, 0.0)]}
+
+
+def test_flows_alone_recompute_after_every_settle():
+    assert _samples(FLOW_AND_DELAY) == {"fd": [(2.0, 1.0)], "dm": [(2.0, 0.0)]}
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("source", [FLOW_AND_PS, FLOW_AND_DELAY], ids=["ps", "delay"])
+def test_against_0_1_3(source):
+    """Every field of the report and every sample, as pyserq 0.1.3 gives them."""
+    ref = run_reference(source, "0.1.3", samples=True)
+    rep = serq.run(serq.load(source=source))
+    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
+    assert_samples_match(rep, ref["_samples"])
+
+
+@requires("0.1.4")
+def test_against_0_1_4():
+    ref = run_reference(FLOW_AND_PS_FN_MAIN, "0.1.4", samples=True, horizon=10.0)
+    rep = serq.run(serq.load(source=FLOW_AND_PS_FN_MAIN), horizon=10.0)
+    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
+    assert_samples_match(rep, ref["_samples"])
