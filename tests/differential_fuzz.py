@@ -77,7 +77,7 @@ DIALECT = re.compile(
 class Outcome:
     """What one implementation did with a program."""
 
-    status: str                 # "report", "refused", "stopped", "hang"
+    status: str                 # "report", "refused", "stopped", "hang", "crash" (reference)
     report: Optional[dict] = None
     message: str = ""
 
@@ -125,11 +125,15 @@ for line in sys.stdin:
         prog = pyserq.compile(**kw)
     except Exception as e:
         out = {"status": "refused", "message": str(e)}
+    except BaseException as e:  # (a Rust panic is a BaseException: PanicException)
+        out = {"status": "crash", "message": str(e)}
     else:
         try:
             out = {"status": "report", "report": json.loads(pyserq.run(prog).json())}
         except Exception as e:
             out = {"status": "stopped", "message": str(e)}
+        except BaseException as e:
+            out = {"status": "crash", "message": "panic: " + str(e)}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
 """
@@ -139,8 +143,9 @@ class ReferenceStream:
     """pyserq `version` answering `jobs` ({source, horizon, trace}) in
     order, in its own process, while the caller runs serq-simpy beside it
     (two cores: both sides at once). A program with no answer within
-    REF_BOUND seconds of the caller asking is a "hang"; the rest go on in a
-    new process."""
+    REF_BOUND seconds of the caller asking is a "hang", one after which the
+    process ended without answering a "crash"; the rest go on in a new
+    process."""
 
     def __init__(self, version: str, jobs: list[dict]):
         self.python = interpreter(version)
@@ -189,11 +194,13 @@ class ReferenceStream:
         try:
             line = self.lines.get(timeout=REF_BOUND)
         except queue.Empty:
-            line = ""
+            line = None
         self.next_job += 1
         if not line:
             self.close()
-            return Outcome("hang", message=f"no answer within {REF_BOUND:g} s")
+            if line is None:
+                return Outcome("hang", message=f"no answer within {REF_BOUND:g} s")
+            return Outcome("crash", message="the reference's process ended without an answer")
         r = json.loads(line)
         return Outcome(r["status"], r.get("report"), r.get("message", ""))
 
@@ -296,14 +303,19 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     told apart. With `version`, only the departures that version shows
     (`Departure.versions`) explain a difference. Classes: "equal", "both
     refuse", "dialect" (the reference refuses a construct of another
-    dialect), "both stop", a departure's name, or a finding:
-    "accept/refuse", "refuse/accept", "run stop", "hang", "numbers:<field>"."""
+    dialect), "both stop", "reference crashes" (a panic of pyserq: nothing
+    to compare), a departure's name, or a finding: "accept/refuse",
+    "refuse/accept", "run stop", "hang", "numbers:<field>"."""
     if ref.status == "refused":
         if ours.status == "refused":
             return "both refuse", []
         if DIALECT.search(ref.message):
             return "dialect", [ref.message.splitlines()[0]]
         return "finding: reference refuses", [ref.message.splitlines()[0]]
+    if ref.status == "crash" and ours.status != "hang":
+        # a defect of the reference (generator seed 88548, 0.1.3: a Rust
+        # panic in a `serve only` guard), whatever serq-simpy did
+        return "reference crashes", [ref.message.splitlines()[0] if ref.message else ""]
     deps = [d for d in DEPARTURES if version is None or version in d.versions]
     if ours.status == "refused":
         if STALE_SET.search(ours.message) and version in (None, *OLD):

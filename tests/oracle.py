@@ -238,6 +238,9 @@ try:
 except Exception as e:
     out({"ok": False, "stage": "run", "error": str(e)})
     sys.exit(0)
+except BaseException as e:  # a Rust panic (PanicException is no Exception)
+    out({"ok": False, "stage": "panic", "error": str(e)})
+    sys.exit(0)
 res = {"ok": True, "report": json.loads(rep.json())}
 if req.get("samples"):
     obs = {}
