@@ -22,45 +22,38 @@ from serq.report.json_report import to_dict
 from oracle import UNCOMPARED, assert_reports_match, assert_samples_match, requires, \
     run_reference
 
-# Both sessions leave `d0` at 1: session 0 first (its entry was made
-# first), and starts a flow over m0 and m1 (rate 1: done at 2); then
-# session 1 starts its job on `a` (rate 1: done at 2). The flow's completion
-# is scheduled after the first settle, before `a`'s: at 2 session 0 sees
-# `a` still busy (`fa` 1) and session 1 sees the flow gone (`am` 0).
-# Before: `a`, a stage, was recomputed first at the instant's end (`fa` 0,
-# `am` 1).
-FLOW_AND_PS = """\
-stage a : ps(1);
+def _flow_beside(decl: str, name: str) -> str:
+    """Session 0 leaves `d0` at 1 and starts a flow over m0 and m1 (rate 1:
+    done at 2), then observes `busy(name)`; session 1 leaves `d0` at 1 too
+    (its entry was made second) and runs 1 on stage `name` (declared
+    first, as `decl`), then observes `busy(m0)`."""
+    return f"""\
+{decl}
 stage m0 : ps(1);
 stage m1 : ps(2);
 stage d0 : delay;
 share bottleneck;
-workload { arrive batch(2); session { request; } }
-server {
-  branch (serial == 0) { run d0 (1); run m0, m1 (1); observe fa = busy(a); }
-  else { run d0 (1); run a (1); observe am = busy(m0); }
-}
-run { horizon 10; }
+workload {{ arrive batch(2); session {{ request; }} }}
+server {{
+  branch (serial == 0) {{ run d0 (1); run m0, m1 (1); observe fo = busy({name}); }}
+  else {{ run d0 (1); run {name} (1); observe of = busy(m0); }}
+}}
+run {{ horizon 10; }}
 """
 
-# The same with a delay stage instead of `a`: a program whose only `ps`
-# stages are shared, which must take the per-settle path too. Session 1's
-# delay ends at 2, scheduled when it joined, after the flow's completion
-# (`fd` 1, `dm` 0). Before: the flow's entry was made at the instant's
-# end, after the delay's (`fd` 0, `dm` 1).
-FLOW_AND_DELAY = """\
-stage d0 : delay;
-stage d : delay;
-stage m0 : ps(1);
-stage m1 : ps(2);
-share bottleneck;
-workload { arrive batch(2); session { request; } }
-server {
-  branch (serial == 0) { run d0 (1); run m0, m1 (1); observe fd = busy(d); }
-  else { run d0 (1); run d (1); observe dm = busy(m0); }
-}
-run { horizon 10; }
-"""
+
+# The flow's completion is scheduled after the first settle at 1, before
+# the job of `a` (rate 1: done at 2) is: at 2 session 0 sees `a` still busy
+# (`fo` 1) and session 1 sees the flow gone (`of` 0). Before: `a`, a stage,
+# was recomputed first at the instant's end (`fo` 0, `of` 1).
+FLOW_AND_PS = _flow_beside("stage a : ps(1);", "a")
+
+# The same with a delay stage: a program whose only `ps` stages are shared,
+# which must take the per-settle path too. The delay's end at 2 is
+# scheduled when session 1 joins it, after the flow's completion (`fo` 1,
+# `of` 0). Before: the flow's entry was made at the instant's end, after the
+# delay's (`fo` 0, `of` 1).
+FLOW_AND_DELAY = _flow_beside("stage d : delay;", "d")
 
 # FLOW_AND_PS in pyserq 0.1.4's `fn main` dialect (0.1.5 has no `share`
 # statement: it is a relation's, std/share)
@@ -73,8 +66,8 @@ fn main() {
   share bottleneck;
   workload { arrive batch(2); session { turn; } }
   server {
-    branch (serial == 0) { run d0 (cost(d0, 1)); run m0, m1 (cost(m0, m1, 1)); observe fa = busy(a); }
-    else { run d0 (cost(d0, 1)); run a (cost(a, 1)); observe am = busy(m0); }
+    branch (serial == 0) { run d0 (cost(d0, 1)); run m0, m1 (cost(m0, m1, 1)); observe fo = busy(a); }
+    else { run d0 (cost(d0, 1)); run a (cost(a, 1)); observe of = busy(m0); }
   }
 }
 """
@@ -88,11 +81,11 @@ def _samples(source: str, **kw) -> dict[str, list[tuple[float, float]]]:
 @pytest.mark.parametrize("source, horizon", [(FLOW_AND_PS, None), (FLOW_AND_PS_FN_MAIN, 10.0)],
                          ids=["seed_dialect", "fn_main"])
 def test_a_flow_started_first_in_an_instant_completes_first(source, horizon):
-    assert _samples(source, horizon=horizon) == {"fa": [(2.0, 1.0)], "am": [(2.0, 0.0)]}
+    assert _samples(source, horizon=horizon) == {"fo": [(2.0, 1.0)], "of": [(2.0, 0.0)]}
 
 
 def test_flows_alone_recompute_after_every_settle():
-    assert _samples(FLOW_AND_DELAY) == {"fd": [(2.0, 1.0)], "dm": [(2.0, 0.0)]}
+    assert _samples(FLOW_AND_DELAY) == {"fo": [(2.0, 1.0)], "of": [(2.0, 0.0)]}
 
 
 @requires("0.1.3")
