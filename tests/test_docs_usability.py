@@ -81,10 +81,12 @@ def test_every_run_time_claim_is_listed():
 @pytest.mark.slow
 @pytest.mark.parametrize("path, extra, claim", CLAIMS)
 def test_run_time_claims_hold(path, extra, claim):
-    """The claimed CPU time is within a factor of two of the measured one (the
-    claims are measured on an idle core of the development machine; CI's
-    machine ran them in 0.6-0.7 of that, a loaded machine takes up to twice
-    as long; the issue found claims off by three times in both directions)."""
+    """The measured CPU time is between half and three times the claimed one
+    (the claims are measured on an idle core of the development machine:
+    0.41-0.55 s, 1.27-1.35 s, 0.34-0.42 s and 0.74-0.83 s, three runs each,
+    2026-12-05; the machine CI ran on before took about 1.4 times as long, a
+    loaded machine up to twice that; the issue found claims off by three
+    times in both directions)."""
     text = open(os.path.join(ROOT, path), encoding="utf-8").read()
     m = re.search(claim, text)
     assert m, (path, claim)
@@ -96,7 +98,7 @@ def test_run_time_claims_hold(path, extra, claim):
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, (path, extra, proc.returncode)
     cpu = usage.ru_utime + usage.ru_stime
-    assert float(m.group(1)) / 2 <= cpu <= float(m.group(1)) * 2, (path, extra, cpu)
+    assert float(m.group(1)) / 2 <= cpu <= float(m.group(1)) * 3, (path, extra, cpu)
 
 
 def test_dump_says_where_it_wrote(capsys, tmp_path):
