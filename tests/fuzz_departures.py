@@ -13,10 +13,24 @@ from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Optional
 from unittest.mock import patch
 
+from serq.core.errors import SimulationError
 from serq.runtime.compile import schedule
 from serq.runtime.resources.holds import HoldManager
 from serq.runtime.resources.pools import Pool
 from serq.runtime.sim.simulation import Simulation
+
+
+@contextmanager
+def released_hold_grows_nothing() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's `grow P` in a hold that has released `P`,
+    emulated in serq-simpy for the runner: the run stops, whether or not
+    the session has a lease of `P` to grow (pyserq 0.1.5 grows it; drawing
+    program 1101344)."""
+    def grow_lease(self: HoldManager, s: Any, pool: Any, d: float) -> None:
+        raise SimulationError(f"`grow {pool.label}` outside a hold of `{pool.label}`",
+                              self.env.now)
+    with patch.object(HoldManager, "_grow_lease", grow_lease):
+        yield
 
 
 @contextmanager
@@ -235,6 +249,11 @@ DEPARTURES = [
     # it (0.1.3 and 0.1.4 make room for 0 units: the tier can end above its cap)
     Departure("a spill tier kept within its cap", (), lambda t: "spill" in t,
               spill_tier_unchecked, OLD),
+    # Part 03 §5 (pyserq 0.1.5): `grow P` in a hold that released `P` grows
+    # the session's lease of `P` (0.1.3 and 0.1.4 stop the run)
+    Departure("a lease grown in a hold that released its pool", (),
+              lambda t: bool(re.search(r"\brelease\b", t)) and "lease" in t and "grow" in t,
+              released_hold_grows_nothing, OLD),
     # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
     # at once (0.1.3-0.1.5 leave it to the next pass)
     Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),

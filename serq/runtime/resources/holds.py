@@ -107,17 +107,19 @@ class HoldFrame:
 
 
 class Growth:
-    """A stalled growth of `amount` on `pool` by `frame` (`preempt none`).
+    """A stalled growth of `amount` on `pool` by `frame` (`preempt none`), or
+    by `lease` (then `frame` is None: `grow` of a lease, below).
 
     A `grow` statement waits on `event`; a step-engine resident (`job`) stays
     a resident that gets no tokens until the growth is granted."""
 
-    __slots__ = ("frame", "session", "pool", "amount", "event", "job")
+    __slots__ = ("frame", "session", "pool", "amount", "event", "job", "lease")
 
-    def __init__(self, frame: HoldFrame, pool: Pool, amount: float,
-                 event: Optional[WaitEvent], job: Any = None):
+    def __init__(self, frame: Optional[HoldFrame], pool: Pool, amount: float,
+                 event: Optional[WaitEvent], job: Any = None, lease: Optional["Lease"] = None):
         self.frame = frame
-        self.session = frame.session
+        self.lease = lease
+        self.session = frame.session if frame is not None else lease.owner  # type: ignore
         self.pool = pool
         self.amount = amount
         self.event = event
@@ -175,12 +177,21 @@ class HoldManager:
         return value
 
     def _frame_of(self, s: Any, pool: Pool, what: str) -> tuple[HoldFrame, int]:
+        found = self._innermost(s, pool)
+        if found is None:
+            raise SimulationError(f"`{what} {pool.label}` outside a hold of `{pool.label}`",
+                                  self.env.now)
+        return found
+
+    @staticmethod
+    def _innermost(s: Any, pool: Pool) -> Optional[tuple[HoldFrame, int]]:
+        """The session's innermost hold that holds `pool` (one that released
+        it no longer does), and the pool's place in it; None if none does."""
         for frame in reversed(s.holds):
             for k, p in enumerate(frame.pools):
                 if p is pool:
                     return frame, k
-        raise SimulationError(f"`{what} {pool.label}` outside a hold of `{pool.label}`",
-                              self.env.now)
+        return None
 
     def _next_rseq(self) -> int:
         self.rseq += 1
@@ -418,7 +429,10 @@ class HoldManager:
         """`grow P (d)`: None when done, else the event of a stalled growth.
         Raises `Preempted` when the session preempts itself."""
         d = self._amount(d, text)
-        frame, k = self._frame_of(s, pool, "grow")
+        found = self._innermost(s, pool)
+        if found is None:
+            return self._grow_lease(s, pool, d)
+        frame, k = found
         a = frame.alloc[k]
         need = pool.ru(a + d) - a
         if need <= 0:
@@ -443,12 +457,47 @@ class HoldManager:
             if victim.session is running:
                 raise Preempted(victim)
 
+    def _grow_lease(self, s: Any, pool: Pool, d: float) -> Optional[WaitEvent]:
+        """`grow P (d)` in a hold that released `P` (no enclosing hold holds
+        it now): the session's lease of `P` grows, as a hold's allocation
+        does -- room, else preemption of another holder's hold, else it
+        waits for room (pyserq 0.1.5, drawing program 1101344; 0.1.4 stops
+        the run). Without a lease, the run stops."""
+        lease = next((x for x in s.leases if x.pool is pool), None)
+        if lease is None:
+            raise SimulationError(
+                f"`grow {pool.label}`: the session holds no `{pool.label}` and leases none "
+                "(a hold that released the pool no longer holds it)", self.env.now)
+        a = lease.alloc
+        need = pool.ru(a + d) - a
+        if need <= 0:
+            return None
+        while True:
+            if pool.has_room(need):
+                self._allocate_units(pool, need)
+                lease.alloc += need
+                return None
+            victim = self._victim(pool)  # (a lease is never a candidate)
+            if victim is None:
+                ev = WaitEvent(self.env, None)
+                g = Growth(None, pool, d, ev, lease=lease)
+                ev.owner = g
+                pool.growers.append(g)
+                self.fleet.pool_changed(pool)
+                return ev
+            self.preempt(victim, pool, s)
+
     def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
+        self._allocate_units(pool, need)
+        frame.alloc[k] += need
+
+    @staticmethod
+    def _allocate_units(pool: Pool, need: float) -> None:
+        """`need` more units of `pool` in use (evicting cached ones first)."""
         pool.make_room(need)
         if pool.env.now - pool.t_last:  # (else eviction touched it just now)
             pool.touch()
         pool.used += need
-        frame.alloc[k] += need
 
     def _victim(self, pool: Pool) -> Optional[HoldFrame]:
         if pool.spec.preempt == "none":
@@ -532,8 +581,12 @@ class HoldManager:
         """Retry stalled growths from the front; the first misfit stops (§7.2)."""
         while pool.growers:
             g = pool.growers[0]
-            k = g.frame.pools.index(pool)
-            a = g.frame.alloc[k]
+            lease = g.lease
+            if lease is None:
+                k = g.frame.pools.index(pool)
+                a = g.frame.alloc[k]
+            else:
+                a = lease.alloc
             # (> 0: a growth stalls only with a need > 0, and its allocation
             # cannot change while it stalls)
             need = pool.ru(a + g.amount) - a
@@ -542,7 +595,11 @@ class HoldManager:
             pool.growers.popleft()
             if not pool.growers:
                 self.fleet.pool_changed(pool)
-            self._allocate(g.frame, k, pool, need)
+            if lease is None:
+                self._allocate(g.frame, k, pool, need)
+            else:
+                self._allocate_units(pool, need)
+                lease.alloc += need
             if g.job is not None:
                 g.job.stall = None
                 g.job.stage.own_stamp += 1  # its resident may be served again
