@@ -120,6 +120,33 @@ def test_without_a_lease_the_run_stops():
         serq.run(serq.load(source=source), horizon=HORIZON)
 
 
+def test_a_lease_that_expires_while_its_growth_waits_stops_the_run():
+    """Session 0's lease (2 units, 0.5 s) must grow by 4 while session 1's
+    hold fills the pool; it expires at 0.5 with the growth still waiting.
+    Granting the growth to an ended lease would leave its units in use for
+    ever; the run stops instead (pyserq 0.1.5 panics: "a growing session
+    holds or leases the pool")."""
+    source = """\
+fn main() {
+  pool p0 { cap 6; block 2; }
+  stage d : delay;
+  workload { arrive batch(2); }
+  server {
+    if (serial == 0) {
+      fork { hold p0 (cost(p0, 2)) { } lease p0 (0.5) }
+      join;
+      hold p0 (cost(p0, 2)) { release p0; grow p0 (cost(p0, 4)); run d (cost(d, 1)); }
+    } else {
+      hold p0 (cost(p0, 2)) { run d (cost(d, 2)); }
+    }
+  }
+}
+"""
+    with pytest.raises(SimulationError, match=r"at t=0\.5: the lease of `p0` that session 0's "
+                                              r"`grow p0` waits to grow expired"):
+        serq.run(serq.load(source=source), horizon=HORIZON)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_invariant_checker_holds_the_grown_lease_to_the_pool(name):
     prog = serq.load(source=CASES[name], horizon=HORIZON)

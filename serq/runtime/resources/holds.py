@@ -380,7 +380,15 @@ class HoldManager:
             self.pool_pass()
 
     def end_lease(self, lease: Lease) -> None:
-        """A lease ends: its units go back, `cache` applies."""
+        """A lease ends: its units go back, `cache` applies. A lease whose
+        growth waits (`_grow_lease`) can only end by expiring: the run stops
+        (pyserq 0.1.5 panics there)."""
+        if any(g.lease is lease for g in lease.pool.growers):
+            label = lease.pool.label
+            raise SimulationError(
+                f"the lease of `{label}` that session {lease.owner.serial:g}'s `grow {label}` "
+                "waits to grow expired before the growth was granted (make the lease "
+                "outlive the growth, or grow a hold)", self.env.now)
         lease.live = False
         lease.owner.leases.remove(lease)
         lease.pool.leases.remove(lease)
