@@ -43,32 +43,27 @@ fn main() {
 # again), and session 0's lease growth (2 -> 4) waits; session 1 releases its
 # hold, session 0's growth is granted (6), and session 1's waits until
 # session 0's lease ends at 1 (`release p0` outside any hold of `p0`).
-WAITS_FOR_ROOM = """\
-fn main() {
-  pool p0 { cap 6; block 2; }
-  stage d : delay;
-  workload { arrive batch(2); }
-  server {
+def _two_sessions(pool: str, server: str) -> str:
+    """A `fn main` program: pool `p0 { pool }`, a delay `d`, two sessions at
+    0 running `server` (its lines)."""
+    return ("fn main() {\n  pool p0 { " + pool + " }\n  stage d : delay;\n"
+            "  workload { arrive batch(2); }\n  server {\n" + server + "  }\n}\n")
+
+
+WAITS_FOR_ROOM = _two_sessions("cap 6; block 2;", """\
     fork { hold p0 (cost(p0, 1)) { } lease p0 (inf) }
     join;
     hold p0 (cost(p0, 1)) { release p0; observe u1 = used(p0); grow p0 (cost(p0, 2)); observe u2 = used(p0); run d (cost(d, 1)); }
     observe u3 = used(p0);
     release p0;
     observe u4 = used(p0);
-  }
-}
-"""
+""")
 
 # Session 1 holds 4 of 8 from 0; session 0 leases 2 and holds 2 (8), gives
 # the hold back, and at 1 grows its lease by 4: 10 > 8, so session 1's hold
 # is preempted (`preempt lifo`; a lease is never a candidate) and waits
 # until session 0 ends at 2.
-PREEMPTS_A_HOLD = """\
-fn main() {
-  pool p0 { cap 8; block 2; preempt lifo; }
-  stage d : delay;
-  workload { arrive batch(2); }
-  server {
+PREEMPTS_A_HOLD = _two_sessions("cap 8; block 2; preempt lifo;", """\
     if (serial == 0) {
       fork { hold p0 (cost(p0, 2)) { } lease p0 (inf) }
       join;
@@ -77,9 +72,7 @@ fn main() {
     } else {
       hold p0 (cost(p0, 4)) { observe a1 = now; run d (cost(d, 5)); observe b1 = now; }
     }
-  }
-}
-"""
+""")
 
 CASES = {"grows_the_lease": GROWS_THE_LEASE, "waits_for_room": WAITS_FOR_ROOM,
          "preempts_a_hold": PREEMPTS_A_HOLD}
@@ -126,12 +119,7 @@ def test_a_lease_that_expires_while_its_growth_waits_stops_the_run():
     Granting the growth to an ended lease would leave its units in use for
     ever; the run stops instead (pyserq 0.1.5 panics: "a growing session
     holds or leases the pool")."""
-    source = """\
-fn main() {
-  pool p0 { cap 6; block 2; }
-  stage d : delay;
-  workload { arrive batch(2); }
-  server {
+    source = _two_sessions("cap 6; block 2;", """\
     if (serial == 0) {
       fork { hold p0 (cost(p0, 2)) { } lease p0 (0.5) }
       join;
@@ -139,9 +127,7 @@ fn main() {
     } else {
       hold p0 (cost(p0, 2)) { run d (cost(d, 2)); }
     }
-  }
-}
-"""
+""")
     with pytest.raises(SimulationError, match=r"at t=0\.5: the lease of `p0` that session 0's "
                                               r"`grow p0` waits to grow expired"):
         serq.run(serq.load(source=source), horizon=HORIZON)
