@@ -126,7 +126,7 @@ for line in sys.stdin:
     except Exception as e:
         out = {"status": "refused", "message": str(e)}
     except BaseException as e:  # (a Rust panic is a BaseException: PanicException)
-        out = {"status": "crash", "message": str(e)}
+        out = {"status": "crash", "message": "panic: " + str(e)}
     else:
         try:
             out = {"status": "report", "report": json.loads(pyserq.run(prog).json())}
