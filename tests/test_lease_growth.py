@@ -7,8 +7,9 @@ more. pyserq 0.1.5 then grows the session's lease of `P` -- with room, by
 preempting another holder's hold, or by waiting for room like any growth
 -- and stops the run only when the session holds no `P` and leases none;
 pyserq 0.1.4 stopped in every such case, as serq-simpy did (found by the
-differential runner: drawing program 1101344 against 0.1.5). Every number
-below is pyserq 0.1.5's at seed 1.
+differential runner: drawing program 1101344 against 0.1.5). An enclosing
+hold that still holds `P` grows first. Every number below is pyserq
+0.1.5's at seed 1.
 """
 from __future__ import annotations
 
@@ -74,8 +75,29 @@ PREEMPTS_A_HOLD = _two_sessions("cap 8; block 2; preempt lifo;", """\
     }
 """)
 
+# Nested holds: the inner one releases `p0` and grows; the outer hold, which
+# still holds `p0`, grows (4 -> 6), not the lease: `used` 6, 8, 8 inside,
+# 2 once the outer hold has ended (the lease alone), 0 after its release.
+GROWS_THE_OUTER_HOLD = """\
+fn main() {
+  pool p0 { cap 20; block 2; }
+  workload { arrive batch(1); }
+  server {
+    fork { hold p0 (cost(p0, 2)) { } lease p0 (inf) }
+    join;
+    hold p0 (cost(p0, 4)) {
+      hold p0 (cost(p0, 2)) { release p0; observe u1 = used(p0); grow p0 (cost(p0, 2)); observe u2 = used(p0); }
+      observe u3 = used(p0);
+    }
+    observe u4 = used(p0);
+    release p0;
+    observe u5 = used(p0);
+  }
+}
+"""
+
 CASES = {"grows_the_lease": GROWS_THE_LEASE, "waits_for_room": WAITS_FOR_ROOM,
-         "preempts_a_hold": PREEMPTS_A_HOLD}
+         "preempts_a_hold": PREEMPTS_A_HOLD, "grows_the_outer_hold": GROWS_THE_OUTER_HOLD}
 HORIZON = 10.0
 
 
@@ -88,6 +110,12 @@ def _samples(source: str) -> dict[str, list[tuple[int, float, float]]]:
 def test_a_released_hold_grows_the_lease():
     assert _samples(GROWS_THE_LEASE) == {
         "u1": [(0, 0.0, 2.0)], "u2": [(0, 0.0, 4.0)], "u3": [(0, 0.0, 4.0)]}
+
+
+def test_an_enclosing_hold_that_still_holds_the_pool_grows_before_the_lease():
+    assert _samples(GROWS_THE_OUTER_HOLD) == {
+        "u1": [(0, 0.0, 6.0)], "u2": [(0, 0.0, 8.0)], "u3": [(0, 0.0, 8.0)],
+        "u4": [(0, 0.0, 2.0)], "u5": [(0, 0.0, 0.0)]}
 
 
 def test_a_lease_growth_waits_for_room_and_is_granted_in_order():
