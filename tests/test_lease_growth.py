@@ -24,34 +24,28 @@ from serq.runtime.sim.simulation import Simulation
 from oracle import UNCOMPARED, assert_reports_match, assert_samples_match, requires, \
     run_reference
 
+def _program(pool: str, server: str, sessions: int = 2) -> str:
+    """A `fn main` program: pool `p0 { pool }`, a delay `d`, `sessions`
+    sessions at 0 running `server` (its lines)."""
+    return ("fn main() {\n  pool p0 { " + pool + " }\n  stage d : delay;\n"
+            f"  workload {{ arrive batch({sessions}); }}\n  server {{\n" + server + "  }\n}\n")
+
+
 # A leg leases 2 units (ru(1)); the session's hold takes 4 (ru(3)), releases
 # them (`used` 2) and grows by 2: the lease now has 4, after the hold too.
-GROWS_THE_LEASE = """\
-fn main() {
-  pool p0 { cap 10; block 2; }
-  workload { arrive batch(1); }
-  server {
+GROWS_THE_LEASE = _program("cap 10; block 2;", """\
     fork { hold p0 (cost(p0, 1)) { } lease p0 (inf) }
     join;
     hold p0 (cost(p0, 3)) { release p0; observe u1 = used(p0); grow p0 (cost(p0, 2)); observe u2 = used(p0); }
     observe u3 = used(p0);
-  }
-}
-"""
+""", sessions=1)
 
 # Two sessions at 0, each leasing 2 of 6 units through a leg: session 0's
 # hold (2) fills the pool; it releases it, session 1's hold is admitted (6
 # again), and session 0's lease growth (2 -> 4) waits; session 1 releases its
 # hold, session 0's growth is granted (6), and session 1's waits until
 # session 0's lease ends at 1 (`release p0` outside any hold of `p0`).
-def _two_sessions(pool: str, server: str) -> str:
-    """A `fn main` program: pool `p0 { pool }`, a delay `d`, two sessions at
-    0 running `server` (its lines)."""
-    return ("fn main() {\n  pool p0 { " + pool + " }\n  stage d : delay;\n"
-            "  workload { arrive batch(2); }\n  server {\n" + server + "  }\n}\n")
-
-
-WAITS_FOR_ROOM = _two_sessions("cap 6; block 2;", """\
+WAITS_FOR_ROOM = _program("cap 6; block 2;", """\
     fork { hold p0 (cost(p0, 1)) { } lease p0 (inf) }
     join;
     hold p0 (cost(p0, 1)) { release p0; observe u1 = used(p0); grow p0 (cost(p0, 2)); observe u2 = used(p0); run d (cost(d, 1)); }
@@ -64,7 +58,7 @@ WAITS_FOR_ROOM = _two_sessions("cap 6; block 2;", """\
 # the hold back, and at 1 grows its lease by 4: 10 > 8, so session 1's hold
 # is preempted (`preempt lifo`; a lease is never a candidate) and waits
 # until session 0 ends at 2.
-PREEMPTS_A_HOLD = _two_sessions("cap 8; block 2; preempt lifo;", """\
+PREEMPTS_A_HOLD = _program("cap 8; block 2; preempt lifo;", """\
     if (serial == 0) {
       fork { hold p0 (cost(p0, 2)) { } lease p0 (inf) }
       join;
@@ -78,11 +72,7 @@ PREEMPTS_A_HOLD = _two_sessions("cap 8; block 2; preempt lifo;", """\
 # Nested holds: the inner one releases `p0` and grows; the outer hold, which
 # still holds `p0`, grows (4 -> 6), not the lease: `used` 6, 8, 8 inside,
 # 2 once the outer hold has ended (the lease alone), 0 after its release.
-GROWS_THE_OUTER_HOLD = """\
-fn main() {
-  pool p0 { cap 20; block 2; }
-  workload { arrive batch(1); }
-  server {
+GROWS_THE_OUTER_HOLD = _program("cap 20; block 2;", """\
     fork { hold p0 (cost(p0, 2)) { } lease p0 (inf) }
     join;
     hold p0 (cost(p0, 4)) {
@@ -92,9 +82,7 @@ fn main() {
     observe u4 = used(p0);
     release p0;
     observe u5 = used(p0);
-  }
-}
-"""
+""", sessions=1)
 
 CASES = {"grows_the_lease": GROWS_THE_LEASE, "waits_for_room": WAITS_FOR_ROOM,
          "preempts_a_hold": PREEMPTS_A_HOLD, "grows_the_outer_hold": GROWS_THE_OUTER_HOLD}
@@ -147,7 +135,7 @@ def test_a_lease_that_expires_while_its_growth_waits_stops_the_run():
     Granting the growth to an ended lease would leave its units in use for
     ever; the run stops instead (pyserq 0.1.5 panics: "a growing session
     holds or leases the pool")."""
-    source = _two_sessions("cap 6; block 2;", """\
+    source = _program("cap 6; block 2;", """\
     if (serial == 0) {
       fork { hold p0 (cost(p0, 2)) { } lease p0 (0.5) }
       join;
