@@ -10,7 +10,9 @@ keeps the batch: the decodes get their tokens in that iteration. serq-simpy
 used to serve nobody; the newcomer, requeued at the head, was admitted
 again at the next attempt and preempted itself again, so the decoders never
 got a token (found by the differential runner: generator seed 80540 against
-0.1.3). Every number below is pyserq 0.1.3's at seed 1.
+0.1.3). Likewise, an attempt whose selected prefill stalls serves no
+decode batch but still admits (generator seed 109117). Every number below
+is pyserq 0.1.3's at seed 1.
 """
 from __future__ import annotations
 
@@ -58,6 +60,25 @@ run { horizon 30; }
 """
 
 
+# Session 1 leaves `D` at 1 and waits at `reqs`, which the engine admits;
+# then session 0 leaves `D`, its hold of `kv` is admitted and its prefill
+# (9 tokens: 12 of kv's 8 units) joins the engine and stalls in the
+# attempt that selected it. No decode batch is served then, but the engine
+# still admits (Part 04 §8.4 step 4): session 1 at 1.
+STALLED_THEN_ADMITS = """\
+stage E : step { cost 1; serve exclusive prefill; }
+stage D : delay;
+pool kv { cap 8; block 4; }
+pool reqs { cap 2; admit via E; }
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) { hold reqs (1) { run D (1); hold kv (4) { observe c0 = now; run E prefill (9) growing kv; } } }
+  else { run D (1); hold reqs (1) { observe b1 = now; } }
+}
+run { horizon 10; }
+"""
+
+
 def _times(rep, name: str) -> list[tuple[int, float]]:
     s = rep.observes[name]
     return [(int(k), t) for t, k in zip(s.times, s.sessions)]
@@ -99,9 +120,22 @@ def test_a_victim_of_the_displacing_growth_leaves_the_batch_and_the_rest_stays()
     assert d["ended"] == 3
 
 
+def test_an_attempt_whose_prefill_stalls_still_admits():
+    """`c0` 1, `b1` 1: session 1 is admitted in the attempt in which session
+    0's prefill stalls; no iteration ever runs (the prefill stays stalled),
+    `reqs` admits 2, one session ends. Before: session 1 waited for an
+    attempt that never came (no later event): `b1` had no sample and no
+    session ended (generator seed 109117 showed it as a later admission)."""
+    rep = serq.run(serq.load(source=STALLED_THEN_ADMITS))
+    assert (_times(rep, "c0"), _times(rep, "b1")) == ([(0, 1.0)], [(1, 1.0)])
+    d = to_dict(rep)
+    assert d["stages"][0]["iterations"] == 0 and d["pools"][1]["admissions"] == 2
+    assert d["ended"] == 1
+
+
 @requires("0.1.3")
-@pytest.mark.parametrize("source", [SELF_PREEMPTED, VICTIM_THEN_SELF],
-                         ids=["self_preempted", "victim_then_self"])
+@pytest.mark.parametrize("source", [SELF_PREEMPTED, VICTIM_THEN_SELF, STALLED_THEN_ADMITS],
+                         ids=["self_preempted", "victim_then_self", "stalled_then_admits"])
 def test_against_0_1_3(source):
     """Every field of the report and every sample, as pyserq 0.1.3 gives them."""
     ref = run_reference(source, "0.1.3", samples=True)

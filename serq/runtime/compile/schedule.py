@@ -288,11 +288,12 @@ def exclusive_body() -> Body:
                 return
             # it stalled in its growth and gets nothing (§7 step 4): the
             # next prefilling resident is the one selected (pyserq 0.1.3)
-        if selected:
-            return  # every prefill selected stalled: no decode batch now
-        for job in list(stage.residents):
-            if job.mode == "decode" and job in stage.residents and not plan.stop:
-                stage.serve_one(job, plan)
+        if not selected:
+            for job in list(stage.residents):
+                if job.mode == "decode" and job in stage.residents and not plan.stop:
+                    stage.serve_one(job, plan)
+        # (every prefill selected stalled: no decode batch now, but the
+        # engine admits as step 4 says: pyserq 0.1.3, generator seed 109117)
         while plan.left > 0 and not plan.preempted and not plan.stop:
             newcomers = stage.admit_one(plan, left=plan.budget)
             if newcomers is None:
