@@ -246,8 +246,9 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                                          repr(w)], dict(os.environ), count)
                     row["ref"], row["ref0"] = ref(horizon, warmup), ref(start, start_warmup)
                 if fleet.hand is not None and (ref_sizes is None or r in ref_sizes):
-                    def hand(h: float, w: float, script: list[str] = fleet.hand(r, load)
-                             ) -> Measured:
+                    script = fleet.hand(r, load)
+
+                    def hand(h: float, w: float) -> Measured:
                         return run_json([sys.executable, *script, "--json", "--seed", str(seed),
                                          "--horizon", repr(h), "--warmup", repr(w)], env, count)
                     row["hand"], row["hand0"] = hand(horizon, warmup), hand(start, start_warmup)

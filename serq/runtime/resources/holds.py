@@ -398,18 +398,17 @@ class HoldManager:
     # -- statements on a hold (§5) -----------------------------------------------------
     def release(self, s: Any, pool: Pool) -> None:
         """`release P`: the innermost hold on P gives it back, else a lease ends."""
-        for frame in reversed(s.holds):
-            if pool in frame.pools:
-                k = frame.pools.index(pool)
-                computed = frame.pos[k] if frame.grown else frame.alloc[k]
-                alloc = frame.alloc[k]
-                for lst in (frame.pools, frame.alloc, frame.pos, frame.req, frame.need,
-                            frame.units):
-                    del lst[k]
-                pool.frames.remove(frame)
-                self._release_units(s, pool, alloc, computed, frame.spec.cache)
-                s.preempt_pos.pop(pool, None)
-                break
+        found = self._innermost(s, pool)
+        if found is not None:
+            frame, k = found
+            computed = frame.pos[k] if frame.grown else frame.alloc[k]
+            alloc = frame.alloc[k]
+            for lst in (frame.pools, frame.alloc, frame.pos, frame.req, frame.need,
+                        frame.units):
+                del lst[k]
+            pool.frames.remove(frame)
+            self._release_units(s, pool, alloc, computed, frame.spec.cache)
+            s.preempt_pos.pop(pool, None)
         else:
             for lease in s.leases:
                 if lease.pool is pool:
@@ -447,16 +446,20 @@ class HoldManager:
             return None
         return self._grow(frame, k, pool, need, d, running=s)
 
-    def _grow(self, frame: HoldFrame, k: int, pool: Pool, need: float, amount: float,
-              running: Any) -> Optional[WaitEvent]:
+    def _grow(self, frame: Optional[HoldFrame], k: int, pool: Pool, need: float,
+              amount: float, running: Any, lease: Optional[Lease] = None
+              ) -> Optional[WaitEvent]:
+        """Grow `frame`'s allocation on `pool` (its `k`-th), or `lease` (then
+        `frame` is None), by `need` units: with room at once, else by
+        preempting a holder's hold, else it waits (a `Growth`)."""
         while True:
             if pool.has_room(need, frame):
-                self._allocate(frame, k, pool, need)
+                self._grant(frame, k, lease, pool, need)
                 return None
-            victim = self._victim(pool)
+            victim = self._victim(pool)  # (a lease is never a candidate)
             if victim is None:
                 ev = WaitEvent(self.env, None)
-                g = Growth(frame, pool, amount, ev)
+                g = Growth(frame, pool, amount, ev, lease=lease)
                 ev.owner = g
                 pool.growers.append(g)
                 self.fleet.pool_changed(pool)
@@ -468,9 +471,8 @@ class HoldManager:
     def _grow_lease(self, s: Any, pool: Pool, d: float) -> Optional[WaitEvent]:
         """`grow P (d)` in a hold that released `P` (no enclosing hold holds
         it now): the session's lease of `P` grows, as a hold's allocation
-        does -- room, else preemption of another holder's hold, else it
-        waits for room (pyserq 0.1.5, drawing program 1101344; 0.1.4 stops
-        the run). Without a lease, the run stops."""
+        does (pyserq 0.1.5, drawing program 1101344; 0.1.4 stops the run).
+        Without a lease, the run stops."""
         lease = next((x for x in s.leases if x.pool is pool), None)
         if lease is None:
             raise SimulationError(
@@ -480,20 +482,16 @@ class HoldManager:
         need = pool.ru(a + d) - a
         if need <= 0:
             return None
-        while True:
-            if pool.has_room(need):
-                self._allocate_units(pool, need)
-                lease.alloc += need
-                return None
-            victim = self._victim(pool)  # (a lease is never a candidate)
-            if victim is None:
-                ev = WaitEvent(self.env, None)
-                g = Growth(None, pool, d, ev, lease=lease)
-                ev.owner = g
-                pool.growers.append(g)
-                self.fleet.pool_changed(pool)
-                return ev
-            self.preempt(victim, pool, s)
+        return self._grow(None, -1, pool, need, d, s, lease)
+
+    def _grant(self, frame: Optional[HoldFrame], k: int, lease: Optional[Lease], pool: Pool,
+               need: float) -> None:
+        """A growth's `need` units: `frame`'s `k`-th allocation, or `lease`'s."""
+        if lease is None:
+            self._allocate(frame, k, pool, need)  # type: ignore[arg-type]
+        else:
+            self._allocate_units(pool, need)
+            lease.alloc += need
 
     def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
         self._allocate_units(pool, need)
@@ -594,7 +592,7 @@ class HoldManager:
                 k = g.frame.pools.index(pool)
                 a = g.frame.alloc[k]
             else:
-                a = lease.alloc
+                k, a = -1, lease.alloc
             # (> 0: a growth stalls only with a need > 0, and its allocation
             # cannot change while it stalls)
             need = pool.ru(a + g.amount) - a
@@ -603,11 +601,7 @@ class HoldManager:
             pool.growers.popleft()
             if not pool.growers:
                 self.fleet.pool_changed(pool)
-            if lease is None:
-                self._allocate(g.frame, k, pool, need)
-            else:
-                self._allocate_units(pool, need)
-                lease.alloc += need
+            self._grant(g.frame, k, lease, pool, need)
             if g.job is not None:
                 g.job.stall = None
                 g.job.stage.own_stamp += 1  # its resident may be served again
