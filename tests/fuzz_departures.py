@@ -157,7 +157,10 @@ def holders_listed() -> Iterator[None]:
     which `mean_holders` and `holders(p)` read (Part 03 §1), and which
     orders the candidates of a preemption on a pool that is no engine's
     memory: one per listing, in the listing's order, each the session's
-    innermost hold (Part 03 §7.3; generator seed 63755). A leg is listed
+    innermost hold (Part 03 §7.3; generator seed 63755). On an engine's
+    memory pool the candidates are the residents that are listed, so a
+    resident whose inner hold of the pool has ended is none, and its growth
+    may stall where serq-simpy preempts (generator seed 108574). A leg is listed
     as its session (so a lease a leg leaves stays listed as it was, and a
     release by the session drops it: drawing program 1073968's program
     against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
@@ -182,8 +185,15 @@ def holders_listed() -> Iterator[None]:
 
     def listed_victim(self: HoldManager, pool: Pool) -> Any:
         listing = pool.__dict__.get("listed_013")
-        if pool.spec.preempt == "none" or pool.memory_of or listing is None:
+        if pool.spec.preempt == "none" or listing is None:
             return victim(self, pool)
+        if pool.memory_of:
+            # the engine's residents among the listed holders: a resident
+            # whose inner hold of the pool has ended is no candidate
+            # (generator seed 108574), so its growth may stall instead
+            listed = set(listing)
+            residents = [f for f in self._candidates(pool) if _root(f.session) in listed]
+            return pool.preempt_victim(residents) if residents else None
         live: dict[Any, Any] = {}  # listed session -> a holder of a live hold (never a lease)
         for f in pool.frames:
             live.setdefault(_root(f.session), f.session)

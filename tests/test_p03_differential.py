@@ -528,6 +528,48 @@ def test_nested_holds_preempted_against_0_1_3_emulated():
     assert not emulated_differences(source, holders_listed)
 
 
+# A resident of an engine whose memory pool it holds through two nested
+# holds: the inner one ends, then the resident's prefill grows the outer
+# one beyond the cap. It still holds the pool, so it is a candidate (Part 03
+# §7.3) and preempts itself, as in SE-13. pyserq 0.1.3 dropped every listing
+# of the session at the inner hold's end, found no candidate, and stalled
+# the growth: no iteration, `idle_with_work` (generator seed 108574, shrunk;
+# the departure "holders counted as sessions", which the runner emulates).
+INNER_HOLD_ENDED = """\
+stage E : step { cost 1; memory kv; }
+pool kv { cap 4; preempt lifo; }
+workload { arrive batch(1); session { turn; request; end; } }
+server {
+  hold kv (1) { hold kv (1) { } cache (2) run E prefill (9) growing kv; }
+}
+run { horizon 10; }
+"""
+# the same without the inner hold, where 0.1.3 lists the session
+NO_INNER_HOLD = INNER_HOLD_ENDED.replace("hold kv (1) { } cache (2) ", "")
+
+
+def _preempting(source: str) -> tuple:
+    rep = to_dict(serq.run(serq.load(source=source)))
+    (pool,), (stage,) = rep["pools"], rep["stages"]
+    return pool["preemptions"], stage["iterations"], stage["idle_with_work"]
+
+
+def test_a_resident_whose_inner_hold_ended_is_a_candidate():
+    # the self-preemptions of the program without the inner hold (pyserq
+    # 0.1.3, seed 1: 11 preemptions, 11 preempt-only iterations by 10)
+    assert _preempting(INNER_HOLD_ENDED) == _preempting(NO_INNER_HOLD) == (11, 11, False)
+    with holders_listed():  # 0.1.3 (seed 1): the growth stalls
+        assert _preempting(INNER_HOLD_ENDED) == (0, 0, True)
+
+
+@requires("0.1.3")
+def test_a_resident_whose_inner_hold_ended_against_0_1_3():
+    ref = run_reference(NO_INNER_HOLD, "0.1.3")
+    assert (ref["pools"][0]["preemptions"], ref["stages"][0]["iterations"]) == (11, 11)
+    assert not emulated_differences(INNER_HOLD_ENDED, holders_listed)
+    assert not emulated_differences(NO_INNER_HOLD, holders_listed)
+
+
 # Warm-up and other seeds on a few of them: pool time averages over [warmup, end],
 # mean_wait over admissions after warm-up, counters from 0 (Part 03 §11, Part 06 §1).
 @requires("0.1.3")

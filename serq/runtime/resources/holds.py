@@ -508,6 +508,14 @@ class HoldManager:
     def _victim(self, pool: Pool) -> Optional[HoldFrame]:
         if pool.spec.preempt == "none":
             return None
+        candidates = self._candidates(pool)
+        if not candidates:
+            return None
+        return pool.preempt_victim(candidates)
+
+    def _candidates(self, pool: Pool) -> list[HoldFrame]:
+        """The holds a failed growth on `pool` may preempt, in the order
+        its victim keys break ties by (Part 03 §7.3)."""
         # one candidate per holder (Part 03 §7.3): the session's innermost
         # hold on the pool, the one its runs and growths act on (§4.9), which
         # a preemption takes and whose position the key `position` reads
@@ -527,9 +535,7 @@ class HoldManager:
             for s in pool.listing:
                 rank.setdefault(s, len(rank))
             candidates = sorted(innermost.values(), key=lambda f: rank.get(f.session, len(rank)))
-        if not candidates:
-            return None
-        return pool.preempt_victim(candidates)
+        return candidates
 
     @staticmethod
     def _resident(s: Any, stages: list[Any]) -> bool:
