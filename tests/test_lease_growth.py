@@ -129,6 +129,25 @@ def test_without_a_lease_the_run_stops():
         serq.run(serq.load(source=source), horizon=HORIZON)
 
 
+# `load P` in a hold that has released `P`, beside a lease of `P`
+LOADS_AFTER_RELEASE = GROWS_THE_LEASE.replace("grow p0 (cost(p0, 2))", "load p0 (cost(p0, 2))")
+
+
+def test_a_load_in_a_released_hold_does_not_load_the_lease():
+    """Only `grow` falls back to the lease: `load P` after `release P` stops
+    the run though the session leases `P` (pyserq 0.1.5, seed 1: "`load p0`
+    outside a hold of `p0`")."""
+    with pytest.raises(SimulationError, match="`load p0` outside a hold of `p0`"):
+        serq.run(serq.load(source=LOADS_AFTER_RELEASE), horizon=HORIZON)
+
+
+@requires("0.1.5")
+def test_a_load_in_a_released_hold_against_0_1_5():
+    from oracle import OracleError
+    with pytest.raises(OracleError, match="`load p0` outside a hold of `p0`"):
+        run_reference(LOADS_AFTER_RELEASE, "0.1.5", horizon=HORIZON)
+
+
 def test_a_lease_that_expires_while_its_growth_waits_stops_the_run():
     """Session 0's lease (2 units, 0.5 s) must grow by 4 while session 1's
     hold fills the pool; it expires at 0.5 with the growth still waiting.
