@@ -411,6 +411,83 @@ def test_work_left_is_rounded_as_the_reference_rounds_it(stage):
         40, 2.1000000000000005, 6.893198648990061e-16, 1.2682135024920616e-30)
 
 
+# Session 0's run of W at `f` starts at 0.7; session 1 reads `work(f)` at 1
+# (its entry was made at 0, before the run's), when a run of 0.3 is due to
+# end: 0.3 - (1 - 0.7) is -5.551115123125783e-17. With `batch(3)` session 2
+# runs 0.6 at `f` from 0.7 too (0.29999999999999993 left).
+DUE_NOW = """\
+stage d : delay;
+stage f : STAGE;
+FLOW
+workload { arrive batch(N); session { request; } }
+server {
+  branch (serial == 0) { run d (0.7); run RUN (W); }
+  else { branch (serial == 1) { run d (1); observe w = work(f); } else { run d (0.7); run f (0.6); } }
+}
+run { horizon 10; }
+"""
+
+
+def _due_now(stage: str, w: float, n: int = 2) -> str:
+    flow = stage == "flow"
+    return DUE_NOW.replace("STAGE", "ps(1)" if flow else stage).replace(
+        "FLOW", "stage g : ps(1);\nshare maxmin;" if flow else "").replace(
+        "RUN", "f, g" if flow else "f").replace("(W)", f"({w:g})").replace("(N)", f"({n})")
+
+
+# (stage, work of session 0's run, sessions, `work(f)` at 1). pyserq 0.1.3,
+# seed 1 (0.1.4 and 0.1.5 the same in the first case: drawing program
+# 1123264 against 0.1.5); before, each job's term was not held at 0:
+# -5.551115123125783e-17, -1.1102230246251565e-16 (ps(2): two runs at half
+# rate), 0.2999999999999999
+DUE_NOW_CASES = [
+    ("delay", 0.3, 2, 0.0), ("fifo", 0.3, 2, 0.0), ("ps(1)", 0.3, 2, 0.0), ("flow", 0.3, 2, 0.0),
+    ("ps(2)", 0.6, 2, 0.0), ("delay", 0.3, 3, 0.29999999999999993),
+    ("fifo(2)", 0.3, 3, 0.29999999999999993),
+]
+
+
+@pytest.mark.parametrize("stage, w, n, expected", DUE_NOW_CASES)
+def test_work_left_of_a_run_due_now_is_0(stage, w, n, expected):
+    """Part 04 §2: `work(s)` adds what is left of each job, never less than
+    0: a job due to end now, whose entry is handled after the read, counts 0
+    though `w - (now - start)` is a few ulps below it."""
+    rep = serq.run(serq.load(source=_due_now(stage, w, n)))
+    assert list(rep.observes["w"].values) == [expected]
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("stage, w, n, expected", DUE_NOW_CASES)
+def test_work_left_of_a_run_due_now_against_0_1_3(stage, w, n, expected):
+    source = _due_now(stage, w, n)
+    ref = run_reference(source, "0.1.3", samples=True)
+    assert ref["_samples"]["observes"]["w"]["values"] == [expected]
+    assert not compare_reports(to_dict(serq.run(serq.load(source=source))), ref,
+                               ignore=UNCOMPARED)
+
+
+# the first case in 0.1.5's dialect
+DUE_NOW_015 = """\
+fn main() {
+  stage d : delay;
+  stage f : fifo;
+  workload { arrive batch(2); }
+  server {
+    if (serial == 0) { run d (cost(d, 0.7)); run f (cost(f, 0.3)); }
+    else { run d (cost(d, 1)); observe w = work(f); }
+  }
+}
+"""
+
+
+@requires("0.1.5")
+def test_work_left_of_a_run_due_now_against_0_1_5():
+    ref = run_reference(DUE_NOW_015, "0.1.5", samples=True, horizon=10)
+    assert ref["_samples"]["observes"]["w"]["values"] == [0.0]
+    rep = serq.run(serq.load(source=DUE_NOW_015), horizon=10)
+    assert list(rep.observes["w"].values) == [0.0]
+
+
 @requires("0.1.3")
 @pytest.mark.parametrize("stage", ["delay", "fifo(10)"])
 def test_work_left_against_0_1_3(stage):

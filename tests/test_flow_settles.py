@@ -11,6 +11,11 @@ completion that tied with it but was scheduled by a later event of the
 instant (found by the differential runner: generator seed 84985, where a
 session saw `est_lambda` after a `ps` completion that pyserq counts after
 it). Every number below is pyserq 0.1.3's and 0.1.4's at seed 1.
+
+Of the flows, the one whose completion comes first on the clock completes
+first, and of flows whose completions fall on one time, the one that
+started first -- although their remaining work may differ in the last bits
+(generator seed 132724).
 """
 from __future__ import annotations
 
@@ -102,5 +107,70 @@ def test_against_0_1_3(source):
 def test_against_0_1_4():
     ref = run_reference(FLOW_AND_PS_FN_MAIN, "0.1.4", samples=True, horizon=10.0)
     rep = serq.run(serq.load(source=FLOW_AND_PS_FN_MAIN), horizon=10.0)
+    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
+    assert_samples_match(rep, ref["_samples"])
+
+
+# Session 0's run on s0 (a flow of one stage) starts at 2.7; at 10.7, after
+# five changes of its rate, it has 0.5000000000000002 left, and session 3's
+# flow over s1 and s0 starts with 0.5, both at rate 0.2: 2.500000000000001
+# and 2.5 from now, both 13.2 on the clock. pyserq completes session 0's
+# run first (it started first), so session 3 observes `est_lambda(s0)`
+# after both completions: 0.9798214407436665. Before, the flow's smaller
+# time from now made it first, and session 3 observed 0.9707841824612781,
+# before session 0's run ended (at 13.200000000000001). (Generator seed
+# 132724, shrunk.)
+ONE_TIME = """\
+stage s0 : ps(1);
+stage s1 : ps(1);
+pool reqs { cap 20; block 4; }
+share maxmin;
+workload { arrive renewal(0.7); session { turn; turn; request; end; } }
+server {
+  hold reqs (10) { run s0 (1); }
+  run s1, s0 (0.5);
+  observe lam = est_lambda(s0);
+  run s0 (3);
+}
+run { horizon 15; }
+"""
+
+ONE_TIME_FN_MAIN = """\
+fn main() {
+  stage s0 : ps(1);
+  stage s1 : ps(1);
+  pool reqs { cap 20; block 4; }
+  share maxmin;
+  workload { arrive renewal(0.7); }
+  server {
+    hold reqs (cost(reqs, 10)) { run s0 (cost(s0, 1)); }
+    run s1, s0 (cost(s1, s0, 0.5));
+    observe lam = est_lambda(s0);
+    run s0 (cost(s0, 3));
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("source, horizon", [(ONE_TIME, None), (ONE_TIME_FN_MAIN, 15.0)],
+                         ids=["seed_dialect", "fn_main"])
+def test_flows_that_complete_at_one_time_complete_in_start_order(source, horizon):
+    assert _samples(source, horizon=horizon)["lam"] == [
+        (2.7, 1.0), (5.2, 0.9999000099990001), (8.7, 0.9899049395276478),
+        (13.2, 0.9798214407436665)]
+
+
+@requires("0.1.3")
+def test_one_time_against_0_1_3():
+    ref = run_reference(ONE_TIME, "0.1.3", samples=True)
+    rep = serq.run(serq.load(source=ONE_TIME))
+    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
+    assert_samples_match(rep, ref["_samples"])
+
+
+@requires("0.1.4")
+def test_one_time_against_0_1_4():
+    ref = run_reference(ONE_TIME_FN_MAIN, "0.1.4", samples=True, horizon=15.0)
+    rep = serq.run(serq.load(source=ONE_TIME_FN_MAIN), horizon=15.0)
     assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
     assert_samples_match(rep, ref["_samples"])

@@ -17,7 +17,7 @@ from ...core import ir
 from ...core.numeric import seq_sum
 from ..kernel.calendar import fire_entry, trigger
 from ..kernel.instant import CALENDAR
-from .stages import Job, Stage
+from .stages import Job, Stage, left
 
 #: a stage is full once its residual rate is at most this share of its `phi`
 #: (a relative round-off bound of the water-filling, not a tolerance of the spec)
@@ -55,7 +55,7 @@ class SharedStage(Stage):
 
     def work(self) -> float:
         self.net.sync(self.env.now)
-        return seq_sum(f.remaining for f in self.flows)
+        return seq_sum(left(f.remaining) for f in self.flows)
 
 
 class FlowNetwork:
@@ -134,18 +134,23 @@ class FlowNetwork:
             self._bottleneck()
         for st in self.stages:
             st.carried = seq_sum(f.rate for f in st.flows) / st.phi if st.flows else 0.0
+        # the earliest completion time, `now + remaining / rate`: flows whose
+        # times are equal (as floats: their remaining work may differ in the
+        # last bits) go in start order (pyserq 0.1.3 and 0.1.4, generator
+        # seed 132724)
         best = None
-        best_t = 0.0
+        best_t = best_dt = 0.0
         for f in self.flows:
             if f.rate > 0:
-                t = f.remaining / f.rate
+                dt = f.remaining / f.rate
+                t = now + dt  # (the time the calendar entry gets)
                 if best is None or t < best_t:
-                    best, best_t = f, t
+                    best, best_t, best_dt = f, t, dt
         if best is None:
             return
         ev = Event(self.env)
         ev.callbacks.append(self._timer)
-        trigger(self.env, ev, CALENDAR, max(best_t, 0.0), (self.gen, best))
+        trigger(self.env, ev, CALENDAR, max(best_dt, 0.0), (self.gen, best))
 
     def _bottleneck(self) -> None:
         for f in self.flows:

@@ -27,6 +27,14 @@ from ...core.numeric import seq_sum
 ALPHA = 0.01  # weight of the online estimates (Part 01 §4.3)
 
 
+def left(work: float) -> float:
+    """What is left of a job's work, as `work(s)` adds it: never below 0. A
+    job whose completion falls at the current time, read before its entry
+    is handled, has `w - (now - start)` a few ulps below 0; pyserq (0.1.3 to
+    0.1.5) counts 0 (drawing program 1123264)."""
+    return work if work > 0.0 else 0.0
+
+
 class Job(Entry, Event):
     """One run of one session at one stage; succeeds at completion."""
 
@@ -236,9 +244,9 @@ class Delay(Stage):
     def work(self) -> float:
         """Remaining work of the jobs present (each job's work less the time
         it has spent, in that order of operations, as pyserq 0.1.3 rounds it:
-        generator seed 55184)."""
+        generator seed 55184; `left`)."""
         now = self.env.now
-        return seq_sum(job.work - (now - job.start) for job in self.in_service)
+        return seq_sum(left(job.work - (now - job.start)) for job in self.in_service)
 
 
 class Fifo(Stage):
@@ -332,7 +340,7 @@ class Fifo(Stage):
         now = self.env.now
         total = 0.0
         for job in self.in_service:
-            total += job.work - (now - job.start)  # (as `Delay.work` rounds it)
+            total += left(job.work - (now - job.start))  # (as `Delay.work` rounds it)
         for job in self.waiting:
             total += job.work
         return total
@@ -452,4 +460,4 @@ class Ps(Stage):
     def work(self) -> float:
         """Sum of the remaining work of the jobs present."""
         v = self._vnow(self.env.now)
-        return seq_sum(tag - v for tag, _s, _j in self.heap)
+        return seq_sum(left(tag - v) for tag, _s, _j in self.heap)
