@@ -77,7 +77,8 @@ DIALECT = re.compile(
 class Outcome:
     """What one implementation did with a program."""
 
-    status: str                 # "report", "refused", "stopped", "hang", "crash" (reference)
+    status: str                 # "report", "refused", "stopped", "hang", "crash" (reference),
+                                # "error" (serq-simpy raised something else than its errors)
     report: Optional[dict] = None
     message: str = ""
 
@@ -107,6 +108,8 @@ def run_ours(text: str, horizon: Optional[float], trace: Optional[str],
         return Outcome("stopped", message=str(e))
     except SerqError as e:
         return Outcome("stopped", message=str(e))
+    except Exception as e:  # a defect of serq-simpy: a finding, not the campaign's end
+        return Outcome("error", message=f"{type(e).__name__}: {e}")
     finally:
         done.set()
 
@@ -275,7 +278,9 @@ STALE_SET = re.compile(r"link error: `\w+` reads .* when the session reaches the
 
 #: serq-simpy's "does not settle" run-time error (Part 02 §10.5), where
 #: pyserq runs on for ever at one instant
-UNSETTLED = re.compile(r"the instant t = \S+ does not settle: session \d+ became ready")
+UNSETTLED = re.compile(r"the instant t = \S+ does not settle: (session \d+ became ready|"
+                       r"more than \d+ closed-population replacements|"
+                       r"the sessions of the closed population have no code)")
 
 
 def rerun(text: str, job: dict) -> Callable[[], Outcome]:
@@ -305,7 +310,10 @@ def classify(ours: Outcome, ref: Outcome, text: str,
     refuse", "dialect" (the reference refuses a construct of another
     dialect), "both stop", "reference crashes" (a panic of pyserq: nothing
     to compare), a departure's name, or a finding: "accept/refuse",
-    "refuse/accept", "run stop", "hang", "numbers:<field>"."""
+    "refuse/accept", "run stop", "hang", "numbers:<field>", "serq-simpy
+    raises" (an exception that is none of serq-simpy's errors)."""
+    if ours.status == "error":
+        return "finding: serq-simpy raises", [ours.message.splitlines()[0]]
     if ref.status == "refused":
         if ours.status == "refused":
             return "both refuse", []
@@ -638,6 +646,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                  jobs=a.jobs, draw_start=a.draw_start)
     print(json.dumps(c.counts(), indent=1))
     print(f"time: {time.time() - t0:.0f} s")
+    if a.findings:  # (before the shrinking, which may take long)
+        with open(a.findings, "w", encoding="utf-8") as fh:
+            for r in c.results:
+                if r.cls != "equal":
+                    fh.write(json.dumps(r.__dict__) + "\n")
     seen: set[tuple[str, str]] = set()
     for r in c.findings:
         print(f"\n== {r.version} seed {r.seed}: {r.cls}\n  " + "\n  ".join(r.diffs[:6]))
@@ -647,11 +660,6 @@ def main(argv: Optional[list[str]] = None) -> int:
             print("-- shrunk:\n" + small)
             if a.keep:
                 print("kept", keep(small, r.version, f"seed{r.seed}", a.keep))
-    if a.findings:
-        with open(a.findings, "w", encoding="utf-8") as fh:
-            for r in c.results:
-                if r.cls != "equal":
-                    fh.write(json.dumps(r.__dict__) + "\n")
     print("\n" + coverage_table(c))
     return 0
 

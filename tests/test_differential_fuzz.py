@@ -715,6 +715,38 @@ def test_holds_that_preempt_each_other_at_one_instant_stop_the_run():
     assert info.value.notes == ["the session is at <program>:16:19"]
 
 
+# a closed population whose sessions have no code (a candidate of the
+# shrinker, from drawing program 1123264): serq-simpy stops at once (before,
+# its replacements nested until a RecursionError ended the campaign);
+# pyserq 0.1.3 runs for ever
+NO_CODE = "stage d : delay;\nworkload { arrive closed(2); }\nrun { horizon 1; }\n"
+
+
+@pytest.mark.parametrize("source", [NO_CODE, """\
+stage d : delay;
+workload { arrive closed(2); }
+session { turn; observe x = 1; }
+run { horizon 1; }
+"""], ids=["no code", "no time"])
+def test_a_closed_population_that_does_not_settle_is_the_departure(source):
+    ours = run_ours(source, None, None)
+    assert ours.status == "stopped" and "does not settle" in ours.message
+    assert classify(ours, Outcome("hang", message="no answer"), source, version="0.1.3")[0] \
+        == "departure: an instant that does not settle"
+
+
+def test_an_exception_of_serq_simpy_is_a_finding(monkeypatch):
+    """Anything serq-simpy raises that is none of its errors is a finding of
+    its own class, and the campaign goes on."""
+    def broken(*_a, **_k):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(serq, "run", broken)
+    ours = run_ours(NO_CODE, None, None)
+    assert (ours.status, ours.message) == ("error", "RecursionError: maximum recursion depth exceeded")
+    assert classify(ours, Outcome("hang", message="no answer"), NO_CODE, version="0.1.3") == \
+        ("finding: serq-simpy raises", ["RecursionError: maximum recursion depth exceeded"])
+
+
 # the runner itself (generator seed 4546, 0.1.3): the reference answered
 # jobs 46-48 of a batch at once and then worked on a slow job 49; job 46 was
 # reported as not answering after 20 s, its answer waiting in the stream's

@@ -555,6 +555,22 @@ def test_p02_3_3_closed_without_time_does_not_settle():
     assert "does not settle" in exc.value.format("m.sq")  # §3.3 / §10.5
 
 
+@pytest.mark.parametrize("source", [
+    "stage d : delay;\nworkload { arrive closed(2); }\nrun { horizon 1; }\n",
+    "fn main() {\n  stage d : delay;\n  workload { arrive closed(2); }\n}\n",
+], ids=["seed_dialect", "fn_main"])
+def test_p02_3_3_closed_without_code_does_not_settle(source):
+    """A closed population whose sessions have no code at all: each ends as
+    it starts and is replaced inside that end. The run stops at once with
+    the reason (pyserq 0.1.3 runs for ever; 0.1.5 refuses the program, "a
+    workload needs a `server` block"). Before, the replacements nested until
+    Python's recursion limit: a `RecursionError` and its traceback."""
+    with pytest.raises(SimulationError) as exc:
+        run(source, horizon=1)
+    assert exc.value.time == 0.0
+    assert "the sessions of the closed population have no code" in exc.value.message
+
+
 def test_p02_7_6_branch_with_uses_session_stream():
     # §7.6: `branch with (p)` draws one U from the session stream: session(0) of
     # seed 1 starts 0.1621242647527662 (Part 07 §11.3) < 0.5 → A; session(1)

@@ -500,6 +500,13 @@ class Simulation:
             return  # open arrivals without a count: nothing follows an end
         wl = self.program.workload
         if wl.arrival == "closed":
+            if self.body is None:
+                # (each replacement would end at once, inside the last one's end)
+                raise SimulationError(
+                    f"the instant t = {shortest(now)} does not settle: the sessions of the "
+                    "closed population have no code, so each ends as it starts and is "
+                    "replaced at once; give the workload a `server` block (or a `session` "
+                    "block) with a `run` of positive work", now)
             if now != self.replaced_at:
                 self.replaced_at = now
                 self.replaced = 0
