@@ -96,8 +96,14 @@ def _again(side: list) -> Optional[list]:
 
 def _continued(decoders: list) -> bool:
     """Whether each decode token of the runs continues their sessions'
-    sequences (`TokenLog.decode_run` records them so)."""
+    sequences (`TokenLog.decode_run` records them so). A run whose tokens
+    are deferred (`job.ticks`, its session's `pend`) does: its first decode
+    token was recorded, and whatever records or reads the session's tokens
+    since would have settled them (`TokenLog.state`); so only the other
+    runs' sessions are read."""
     for job in decoders:
+        if job.ticks is not None:
+            continue
         s = job.session
         tok = s.tok
         if tok is None or s.turn_no != tok.turn_no or not tok.turn.count or \
