@@ -93,24 +93,6 @@ def test_flows_alone_recompute_after_every_settle():
     assert _samples(FLOW_AND_DELAY) == {"fo": [(2.0, 1.0)], "of": [(2.0, 0.0)]}
 
 
-@requires("0.1.3")
-@pytest.mark.parametrize("source", [FLOW_AND_PS, FLOW_AND_DELAY], ids=["ps", "delay"])
-def test_against_0_1_3(source):
-    """Every field of the report and every sample, as pyserq 0.1.3 gives them."""
-    ref = run_reference(source, "0.1.3", samples=True)
-    rep = serq.run(serq.load(source=source))
-    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
-    assert_samples_match(rep, ref["_samples"])
-
-
-@requires("0.1.4")
-def test_against_0_1_4():
-    ref = run_reference(FLOW_AND_PS_FN_MAIN, "0.1.4", samples=True, horizon=10.0)
-    rep = serq.run(serq.load(source=FLOW_AND_PS_FN_MAIN), horizon=10.0)
-    assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
-    assert_samples_match(rep, ref["_samples"])
-
-
 # Session 0's run on s0 (a flow of one stage) starts at 2.7; at 10.7, after
 # five changes of its rate, it has 0.5000000000000002 left, and session 3's
 # flow over s1 and s0 starts with 0.5, both at rate 0.2: 2.500000000000001
@@ -160,17 +142,23 @@ def test_flows_that_complete_at_one_time_complete_in_start_order(source, horizon
         (13.2, 0.9798214407436665)]
 
 
+
 @requires("0.1.3")
-def test_one_time_against_0_1_3():
-    ref = run_reference(ONE_TIME, "0.1.3", samples=True)
-    rep = serq.run(serq.load(source=ONE_TIME))
+@pytest.mark.parametrize("source", [FLOW_AND_PS, FLOW_AND_DELAY, ONE_TIME],
+                         ids=["ps", "delay", "one_time"])
+def test_against_0_1_3(source):
+    """Every field of the report and every sample, as pyserq 0.1.3 gives them."""
+    ref = run_reference(source, "0.1.3", samples=True)
+    rep = serq.run(serq.load(source=source))
     assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
     assert_samples_match(rep, ref["_samples"])
 
 
 @requires("0.1.4")
-def test_one_time_against_0_1_4():
-    ref = run_reference(ONE_TIME_FN_MAIN, "0.1.4", samples=True, horizon=15.0)
-    rep = serq.run(serq.load(source=ONE_TIME_FN_MAIN), horizon=15.0)
+@pytest.mark.parametrize("source, horizon", [(FLOW_AND_PS_FN_MAIN, 10.0), (ONE_TIME_FN_MAIN, 15.0)],
+                         ids=["ps", "one_time"])
+def test_against_0_1_4(source, horizon):
+    ref = run_reference(source, "0.1.4", samples=True, horizon=horizon)
+    rep = serq.run(serq.load(source=source), horizon=horizon)
     assert_reports_match(to_dict(rep), ref, ignore=UNCOMPARED)
     assert_samples_match(rep, ref["_samples"])
