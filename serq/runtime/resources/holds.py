@@ -74,7 +74,8 @@ class HoldFrame:
     # (slots: a frame's fields sit in the object itself, no separate values
     # array; the fields every iteration touches first)
     __slots__ = ("pos", "grown", "session", "pools", "alloc", "req", "need", "units", "spec",
-                 "lease_pool", "admitted", "rejected", "front", "enq_time", "enq_seq", "event")
+                 "lease_pool", "admitted", "rejected", "front", "enq_time", "enq_seq", "event",
+                 "header")
 
     def __init__(self, spec: HoldSpec, session: Any, pools: list[Pool],
                  lease_pool: Optional[Pool]):
@@ -82,6 +83,9 @@ class HoldFrame:
         self.spec = spec
         self.session = session
         self.pools = pools
+        # the pools its header lists: `release` takes one out of `pools`
+        # (a new list), and a preempted hold is queued again with them all
+        self.header = pools
         self.lease_pool = lease_pool
         self.alloc = [0.0] * n
         self.pos = [0.0] * n
@@ -403,8 +407,8 @@ class HoldManager:
             frame, k = found
             computed = frame.pos[k] if frame.grown else frame.alloc[k]
             alloc = frame.alloc[k]
-            for lst in (frame.pools, frame.alloc, frame.pos, frame.req, frame.need,
-                        frame.units):
+            frame.pools = frame.pools[:k] + frame.pools[k + 1:]  # (`header` stays whole)
+            for lst in (frame.alloc, frame.pos, frame.req, frame.need, frame.units):
                 del lst[k]
             pool.frames.remove(frame)
             self._release_units(s, pool, alloc, computed, frame.spec.cache)
@@ -660,9 +664,18 @@ class HoldManager:
         self.preemptions += 1
         self._count_spin(s)
         frame.grown = False
-        for lst in (frame.alloc, frame.pos):
-            for j in range(len(lst)):
-                lst[j] = 0.0
+        if frame.pools is not frame.header:
+            # its body released a pool: the hold is queued again with its
+            # whole header, to be evaluated afresh (Part 03 §7.3 step 7;
+            # pyserq 0.1.3 and 0.1.4, generator seed 137043)
+            n = len(frame.header)
+            frame.pools = frame.header
+            frame.alloc, frame.pos, frame.req, frame.need, frame.units = \
+                [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        else:
+            for lst in (frame.alloc, frame.pos):
+                for j in range(len(lst)):
+                    lst[j] = 0.0
         if self._rejects(frame):
             frame.rejected = True
             self.sim.refuse(s)
