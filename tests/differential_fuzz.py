@@ -215,6 +215,24 @@ class ReferenceStream:
             self.proc = None
 
 
+#: how many more times a program whose numbers differ from serq-simpy's runs
+#: in the reference, each time in a process of its own: pyserq 0.1.3 and
+#: 0.1.4 give other last bits in some process runs (generator seed 142360:
+#: an observation's `cv2` of 1.44e-30, one run in six another value)
+REF_AGAIN = 3
+
+
+def reference_varies(ours: Outcome, text: str, job: dict, version: str) -> bool:
+    """Whether another run of the reference (up to `REF_AGAIN`) gives
+    serq-simpy's report: then the difference is the reference's, from one
+    of its processes to another, not a finding."""
+    for _ in range(REF_AGAIN):
+        ref = run_reference_batch(version, [job])[0]
+        if classify(ours, ref, text, version=version)[0] == "equal":
+            return True
+    return False
+
+
 def run_reference_batch(version: str, jobs: list[dict]) -> list[Outcome]:
     """Every outcome of `jobs` under pyserq `version` (ReferenceStream)."""
     stream = ReferenceStream(version, jobs)
@@ -418,8 +436,8 @@ class Campaign:
         by = Counter(r.cls for r in self.results)
         accepted = sum(n for c, n in by.items() if c not in ("dialect", "both refuse")
                        and not c.endswith("reference refuses"))
-        compared = sum(n for c, n in by.items() if c == "equal" or c.startswith(("finding: numbers",
-                                                                                  "departure")))
+        compared = sum(n for c, n in by.items() if c == "equal" or c.startswith(
+            ("finding: numbers", "departure", "reference varies")))
         return {"generated": self.generated, "comparisons": len(self.results),
                 "accepted by the reference": accepted, "compared": compared,
                 "equal": by["equal"], "classes": dict(sorted(by.items()))}
@@ -466,8 +484,12 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                     for (s, _p), text, job in zip(chunk, texts, jobs):
                         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
                         cls, diffs = classify(ours, stream.next(), text, rerun(text, job), v)
+                        if cls.startswith("finding: numbers") and reference_varies(ours, text,
+                                                                                   job, v):
+                            cls = "reference varies"
                         out.results.append(Result(s, v, text, cls, diffs))
-                        if cls == "equal" or cls.startswith(("finding: numbers", "departure")):
+                        if cls == "equal" or cls.startswith(("finding: numbers", "departure",
+                                                             "reference varies")):
                             out.coverage.update(kinds(text))
                 finally:
                     stream.close()
