@@ -362,8 +362,14 @@ class HoldManager:
         if cache is not None:
             keep = p.rd(min(max(cache(s), 0.0), computed))
             if keep > 0:
-                snap = snapshot(s) if p.spec.snapshots else None
-                p.put_entry(CacheEntry(s.sid, keep, self.env.now, self._next_rseq(), s, snap))
+                # a leg's entry is its session's: eviction keys read the
+                # session's attributes and whether it waits (pyserq 0.1.5,
+                # drawing program 1145747)
+                owner = s
+                while owner.parent is not None:
+                    owner = owner.parent
+                snap = snapshot(owner) if p.spec.snapshots else None
+                p.put_entry(CacheEntry(s.sid, keep, self.env.now, self._next_rseq(), owner, snap))
                 return keep
         return 0.0
 
