@@ -14,9 +14,10 @@ reference version, and the outcomes are compared:
 
 The reference runs in its own interpreter (tests/oracle.py locates it), one
 subprocess per batch of programs. A difference that a departure of
-docs/departures.md explains is counted under that departure; any other is a
-finding, and `shrink` reduces its program to a small one that still differs
-the same way. Kept cases live in tests/differential_cases/<version>/ (the
+docs/departures.md explains is counted under that departure; a difference
+in numbers that another run of the reference (a new process) does not give
+is "reference varies"; any other is a finding, and `shrink` reduces its
+program to a small one that still differs the same way. Kept cases live in tests/differential_cases/<version>/ (the
 program and the reference's report, run by tests/test_differential_fuzz.py
 without the reference).
 
