@@ -17,9 +17,9 @@ subprocess per batch of programs. A difference that a departure of
 docs/departures.md explains is counted under that departure; a difference
 in numbers that another run of the reference (a new process) does not give
 is "reference varies"; any other is a finding, and `shrink` reduces its
-program to a small one that still differs the same way. Kept cases live in tests/differential_cases/<version>/ (the
-program and the reference's report, run by tests/test_differential_fuzz.py
-without the reference).
+program to a small one that still differs the same way. Kept cases live in
+tests/differential_cases/<version>/ (the program and the reference's
+report, run by tests/test_differential_fuzz.py without the reference).
 
 Command line (niced; prints the counts, the findings and the coverage table):
 

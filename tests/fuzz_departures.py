@@ -160,8 +160,8 @@ def holders_listed() -> Iterator[None]:
     innermost hold (Part 03 §7.3; generator seed 63755). On an engine's
     memory pool the candidates are the residents that are listed, so a
     resident whose inner hold of the pool has ended is none, and its growth
-    may stall where serq-simpy preempts (generator seed 108574). A leg is listed
-    as its session (so a lease a leg leaves stays listed as it was, and a
+    may stall where serq-simpy preempts (generator seed 108574). A leg is
+    listed as its session (so a lease a leg leaves stays listed as it was, and a
     release by the session drops it: drawing program 1073968's program
     against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
     add, victim = Pool.add_holder, HoldManager._victim
