@@ -446,6 +446,20 @@ session { turn;
 run { horizon 40; warmup 0; seed 1; }
 """
 
+# the victim of an admitted session's `grow` statement keeps its tokens off
+# the budget (generator seed 169046, shrunk)
+GROW_STATEMENT_VICTIM = """
+stage E : step { budget residents > 2 ? 8 : 16; cost 1 + 0.02 * prefilled + 0.001 * attention; memory kv; }
+stage s0 : ps(1);
+pool kv { cap 20; block 4; preempt lifo; admit via E; }
+workload { arrive batch(4); init { set u = 2; } }
+session { turn;
+  run s0 (u / 4 + 2);
+  hold kv (1) { grow kv (2); run E prefill (6) growing kv; }
+  observe done = now; }
+run { horizon 30; }
+"""
+
 # session 1's prefill advances within its allocation (8) before session 0's growth preempts it
 COMPUTED_WITHIN_ALLOCATION = """
 pool kv { cap 10; preempt lifo; }
@@ -895,6 +909,24 @@ def test_a_preempted_residents_tokens_go_back_to_the_budget():
     assert samples(rep, "ttft") == [(0, 3.0, 3.0), (2, 6.0, 6.0)]
 
 
+def test_the_victim_of_a_grow_statement_does_not_give_its_tokens_back():
+    """§7 (a served resident preempted: its recorded tokens are dropped),
+    when the preemption comes from a `grow` statement an admitted session
+    runs (§7 step 5), not from the iteration's own growth: the four
+    sessions reach `kv` at 10. [10, 11.138): session 0 prefills 6. At 11.138
+    sessions 1 and 2 are admitted (8 units each after their `grow`) and
+    take 6 each (4 of the budget of 16 left); session 3's hold (4) fills the
+    pool and its `grow` preempts session 2 (lifo). The budget stays at 4:
+    session 3 takes 4, and the cost is 1 + 0.02 * 10 + 0.001 * 26 (done 1
+    at 12.364); session 3 takes its last 2 with session 2's 6 (admitted
+    again), both done at 13.552. pyserq 0.1.3 and 0.1.4, seed 1. Before:
+    the 6 went back, session 3 took 6, and sessions 1 and 3 were done at
+    12.414."""
+    rep = run(GROW_STATEMENT_VICTIM)
+    assert [(s, round(t, 9)) for s, t, _v in samples(rep, "done")] == [
+        (0, 11.138), (1, 12.364), (3, 13.552), (2, 13.552)]
+
+
 def test_a_victims_computed_is_its_position_within_its_allocation():
     """§7 step 8 (the positions of scheduled growing holds advance by their
     tokens) and Part 03 §7.3 (a victim's `computed` is its position): at
@@ -1132,7 +1164,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             KV_JOINED_AFTER_THE_PASS, LEFT_WITH_TOL, PREFILL_PREEMPTED, PREFILL_PREEMPTED_DECODED,
             BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
-            BUDGET_GIVEN_BACK, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
+            BUDGET_GIVEN_BACK, GROW_STATEMENT_VICTIM, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
             SAME_TIME_AS_AN_END] + [
     DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")
     for c in ("1 + prefilled", "1 + tokens")] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]

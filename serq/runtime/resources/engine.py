@@ -59,7 +59,7 @@ class Plan:
     """The state of one iteration attempt (Plan/Step moments read it)."""
 
     __slots__ = ("budget", "chunk", "left", "served", "assign", "tokens", "prefilled",
-                 "attention", "admitted", "preempted", "stop", "no_admit", "sums")
+                 "attention", "admitted", "preempted", "stop", "no_admit", "sums", "growing")
 
     def __init__(self, budget: float, chunk: float):
         self.budget = budget
@@ -77,6 +77,7 @@ class Plan:
         # (decoders, kv_decode, kv_prefill, entries): `totals` of the first
         # `entries` of `assign`, added up by `_serve_in_order` as it served
         self.sums: Optional[tuple[float, float, float, int]] = None
+        self.growing = False  # a hold grows for its tokens: a victim gives them back
 
 
 class StepStage(Stage):
@@ -209,7 +210,8 @@ class StepStage(Stage):
             for a in plan.assign:
                 if a[0] is job:  # its recorded tokens are dropped (§7)
                     plan.tokens -= a[1]
-                    plan.left += a[1]
+                    if plan.growing:  # (not when an admitted session's `grow`
+                        plan.left += a[1]  # preempted it: 0.1.3, generator seed 169046)
                     if job.mode == "prefill":
                         plan.prefilled -= a[1]
                         # and its attention: the cost counts the scheduled
@@ -677,7 +679,9 @@ class StepStage(Stage):
         need be): the position K before the chunk, or None when the resident
         is not served now (it stalls, or its owner was preempted, which
         ends the pass: `plan.stop`)."""
+        plan.growing = True
         outcome, k = self.sim.holds.engine_grow(job, t, self)
+        plan.growing = False
         if outcome == "self":
             plan.preempted += 1
             plan.stop = True
