@@ -421,6 +421,13 @@ class Result:
     diffs: list[str]
 
 
+def compared_class(cls: str) -> bool:
+    """Whether a comparison of that class compared two reports (equal, a
+    difference of numbers, a departure's, or the reference's own)."""
+    return cls == "equal" or cls.startswith(("finding: numbers", "departure",
+                                             "reference varies"))
+
+
 @dataclass
 class Campaign:
     """The counts and findings of a run of the differential fuzzer."""
@@ -437,8 +444,7 @@ class Campaign:
         by = Counter(r.cls for r in self.results)
         accepted = sum(n for c, n in by.items() if c not in ("dialect", "both refuse")
                        and not c.endswith("reference refuses"))
-        compared = sum(n for c, n in by.items() if c == "equal" or c.startswith(
-            ("finding: numbers", "departure", "reference varies")))
+        compared = sum(n for c, n in by.items() if compared_class(c))
         return {"generated": self.generated, "comparisons": len(self.results),
                 "accepted by the reference": accepted, "compared": compared,
                 "equal": by["equal"], "classes": dict(sorted(by.items()))}
@@ -489,8 +495,7 @@ def campaign(versions: Iterable[str], start: int, count: int, draw_count: Option
                                                                                    job, v):
                             cls = "reference varies"
                         out.results.append(Result(s, v, text, cls, diffs))
-                        if cls == "equal" or cls.startswith(("finding: numbers", "departure",
-                                                             "reference varies")):
+                        if compared_class(cls):
                             out.coverage.update(kinds(text))
                 finally:
                     stream.close()

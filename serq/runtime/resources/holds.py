@@ -450,18 +450,23 @@ class HoldManager:
         if found is None:
             return self._grow_lease(s, pool, d)
         frame, k = found
-        a = frame.alloc[k]
-        need = pool.ru(a + d) - a
+        return self._grow(frame, k, pool, d, running=s)
+
+    @staticmethod
+    def _allocation(frame: Optional[HoldFrame], k: int, lease: Optional[Lease]) -> float:
+        """What a growth grows: `frame`'s `k`-th allocation, or `lease`'s."""
+        return frame.alloc[k] if lease is None else lease.alloc  # type: ignore[union-attr]
+
+    def _grow(self, frame: Optional[HoldFrame], k: int, pool: Pool, amount: float,
+              running: Any, lease: Optional[Lease] = None) -> Optional[WaitEvent]:
+        """Grow `frame`'s allocation on `pool` (its `k`-th), or `lease` (then
+        `frame` is None), to cover `amount` more units (block-rounded): with
+        room at once, else by preempting a holder's hold, else it waits (a
+        `Growth`). None when done or nothing is needed."""
+        a = self._allocation(frame, k, lease)
+        need = pool.ru(a + amount) - a
         if need <= 0:
             return None
-        return self._grow(frame, k, pool, need, d, running=s)
-
-    def _grow(self, frame: Optional[HoldFrame], k: int, pool: Pool, need: float,
-              amount: float, running: Any, lease: Optional[Lease] = None
-              ) -> Optional[WaitEvent]:
-        """Grow `frame`'s allocation on `pool` (its `k`-th), or `lease` (then
-        `frame` is None), by `need` units: with room at once, else by
-        preempting a holder's hold, else it waits (a `Growth`)."""
         while True:
             if pool.has_room(need, frame):
                 self._grant(frame, k, lease, pool, need)
@@ -488,11 +493,7 @@ class HoldManager:
             raise SimulationError(
                 f"`grow {pool.label}`: the session holds no `{pool.label}` and leases none "
                 "(a hold that released the pool no longer holds it)", self.env.now)
-        a = lease.alloc
-        need = pool.ru(a + d) - a
-        if need <= 0:
-            return None
-        return self._grow(None, -1, pool, need, d, s, lease)
+        return self._grow(None, -1, pool, d, s, lease)
 
     def _grant(self, frame: Optional[HoldFrame], k: int, lease: Optional[Lease], pool: Pool,
                need: float) -> None:
@@ -604,11 +605,8 @@ class HoldManager:
         while pool.growers:
             g = pool.growers[0]
             lease = g.lease
-            if lease is None:
-                k = g.frame.pools.index(pool)
-                a = g.frame.alloc[k]
-            else:
-                k, a = -1, lease.alloc
+            k = g.frame.pools.index(pool) if lease is None else -1
+            a = self._allocation(g.frame, k, lease)
             # (> 0: a growth stalls only with a need > 0, and its allocation
             # cannot change while it stalls)
             need = pool.ru(a + g.amount) - a
