@@ -1,0 +1,162 @@
+"""Small random fleets of step engines, for tests that compare two ways of
+running the same program (tests/test_fleet_programs.py).
+
+`program(seed)` writes one: R replicas (2 to 6) as arrays -- a step engine
+`E[R]` whose memory is the KV pool `kv[R]` member by member, a slot pool
+`reqs[R]` admitted by the engine or held by the session, and sometimes a
+pool `live[R]` that counts the sessions routed to each replica -- behind a
+router in the session code: `choose` over the replicas' pools (fewest live
+sessions, fewest waiting requests, least KV in use, in several orders), or
+a random replica, once per session or afresh every turn. Sessions are
+multi-turn conversations whose context grows turn by turn and stays in the
+replica's prefix cache (`cache`, `reuse`, `at admission`), with tool calls
+between turns. The engine's budget, chunk, cost and serve order, the KV
+pool's block, eviction and cap, whole or fractional tokens and the load
+per replica are drawn from the lists below.
+
+These are the programs on which the fast paths that only fleets reach do
+their work: several engines whose iteration ends interleave (the relay,
+`Burst._relay_kept`, and the loop over engines, `fast/leapfrog.py`),
+engines that are idle with work while another runs (`sim/fleet.py`), and
+admissions known to fail on each replica (`fast/blocked.py`).
+"""
+from __future__ import annotations
+
+import random
+
+BUDGETS = ["64", "256", "decoders + 24", "48 + residents * 16", "max(decoders, 96 - kv_decode / 64)"]
+CHUNKS = ["", "chunk 32;", "chunk 0;", "chunk residents > 1 ? 24 : 0;"]
+COSTS = ["0.002 + 1e-4 * tokens",
+         "max(0.004 + 1e-7 * (kv_decode + kv_prefill), tokens * 5e-5)",
+         "0.001 + 1e-6 * attention + 2e-5 * prefilled + 1e-4 * decoders",
+         "0.003 + 0.0005 * decoders + 2e-5 * tokens",
+         "0.0025"]
+ORDERS = ["", "", "serve decode first;", "serve by (remaining);", "serve by (-admission);",
+          "serve only (decoding || remaining >= 6);"]
+EVICTS = ["evict lru;", "evict lru;", "evict by (size);", "evict by (waiting, size);"]
+#: routing keys over replica `j` (Part 02 §7.8: the least key tuple, ties to the lowest index)
+KEYS = ["holders(live[j]) + queued(live[j]), queued(reqs[j]), used(kv[j])",
+        "queued(reqs[j]) + holders(reqs[j]), used(kv[j])",
+        "used(kv[j])",
+        "holders(reqs[j]), -free(kv[j])",
+        "queued(reqs[j]) * 1000 + used(kv[j]) / (used(kv[j]) + free(kv[j]) + 1)"]
+
+
+def program(seed: int) -> str:
+    """The source text of random fleet program number `seed`."""
+    rng = random.Random(seed)
+    pick = rng.choice
+    r = pick([2, 2, 3, 4, 4, 6])
+    block = pick(["block 16;", "block 16;", "block 8;", ""])
+    grow = block != "" and rng.random() < 0.8
+    admit_via = rng.random() < 0.7
+    key = pick(KEYS)
+    live = "live[j]" in key or rng.random() < 0.3
+    sticky = rng.random() < 0.6
+    routed = rng.random() < 0.8  # else a random replica
+    cap = pick([1500, 3000, 6000])
+    seqs = pick([2, 4, 8])
+    load = pick([0.3, 0.6, 1.0, 1.6])
+    lines = [f"let R = {r};", f"let Lambda = {load} * R;"]
+    if live:
+        lines.append("pool live[R] { }")
+    via = " admit via E;" if admit_via else ""
+    lines.append(f"pool reqs[R] {{ cap {seqs};{via} }}")
+    preempt = "preempt lifo;" if grow else ""
+    lines.append(f"pool kv[R] {{ cap {cap}; {block} {pick(EVICTS)} {preempt} }}")
+    lines.append(f"stage E[R] : step {{ budget {pick(BUDGETS)}; {pick(CHUNKS)} "
+                 f"cost {pick(COSTS)}; {pick(ORDERS)} memory kv; }}")
+    lines.append("stage tool : delay;")
+    floor = "floor" if rng.random() < 0.75 else ""
+    first = pick([(200, 900), (50, 300), (400, 1500)])
+    later = pick([60, 150])
+    out = pick([12, 40, 90])
+    hidden = "\n  hidden o;" if grow else ""  # (read in a hold's header otherwise)
+    route = (f"choose j in R by ({key});" if routed else "set j = floor(~uniform(0, R));")
+    session = ["turn;", route]
+    if live:
+        session.append("hold live[j] (1) { } lease live[j] (inf);")
+    session.append("set r = j;")
+    again = "" if sticky else route.replace("j", "q").replace("set q", "set q") + " set r = q;"
+    session.append(f"loop {{ {again} request; set K = prompt + o; "
+                   f"branch with ({pick([0.5, 0.8])}) {{ run tool (~exp({pick([0.5, 2])})); turn; }} "
+                   "else { end; } }")
+    lines.append(f"""workload {{
+  arrive poisson(Lambda);{hidden}
+  init {{ set K = 0; }}
+  turn {{
+    set n = K == 0 ? {floor}(~uniform({first[0]}, {first[1]})) : 1 + {floor}(~exp({later}));
+    set o = 2 + {floor}(~exp({out}));
+  }}
+  session {{ {' '.join(session)} }}
+}}""")
+    reserve = "reserve (known)" if grow and rng.random() < 0.6 else ""
+    first_kv = "min(known, hit + budget_left(E[r]))" if grow else "known + o"
+    growing = " growing kv[r]" if grow else ""
+    reuse = "floor(known / blocksize(kv[r])) * blocksize(kv[r])" if block else "known"
+    lines.append(f"""server {{
+  set t0 = now;
+  set prompt = K + n;
+  hold reqs[r] (1), kv[r] ({first_kv}) {reserve}
+       reuse ({reuse})
+       at admission (known = computed < prompt ? prompt : computed + 1,
+                     hit = min(cachedin(kv[r]), known)) {{
+    run E[r] prefill (known - cached){growing};
+    branch (known == prompt) {{ observe ttft = now - t0; }}
+    run E[r] decode (max(0, o - 1 - (known - prompt))){growing};
+  }} cache (prompt + o);
+  observe response = now - t0;
+}}""")
+    lines.append(f"run {{ horizon {pick([20, 30, 40])}; warmup 5; }}")
+    return "\n".join(lines) + "\n"
+
+
+def compare(seed: int) -> str:
+    """Run program `seed` both ways -- the fast paths and the event loop
+    event by event (the invariant checker's run, which turns bursts off) --
+    and return "equal", "different" or what stopped it."""
+    import json
+
+    import serq
+    from serq.core.errors import SerqError
+    from serq.report.json_report import to_dict
+    from serq.runtime.sim.simulation import Simulation
+
+    prog = serq.load(source=program(seed))
+    reports = []
+    for check in (False, True):
+        try:
+            reports.append(json.dumps(to_dict(Simulation(prog, check_invariants=check).run()),
+                                      sort_keys=True))
+        except SerqError as e:
+            reports.append(f"stopped: {e}")
+    if reports[0] == reports[1]:
+        return "equal" if not reports[0].startswith("stopped") else "both stop"
+    return "different"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """A campaign: `python tests/fleet_programs.py --start S --count N --jobs J`
+    compares programs S to S + N - 1 (see `compare`) and lists the seeds
+    whose two runs differ; exit status 1 when there is one."""
+    import argparse
+    from collections import Counter
+    from concurrent.futures import ProcessPoolExecutor
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--jobs", type=int, default=1)
+    args = ap.parse_args(argv)
+    seeds = range(args.start, args.start + args.count)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        outcomes = list(pool.map(compare, seeds, chunksize=4))
+    print(dict(Counter(outcomes)))
+    bad = [s for s, o in zip(seeds, outcomes) if o == "different"]
+    if bad:
+        print("different:", " ".join(map(str, bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
