@@ -12,7 +12,10 @@ multi-turn conversations whose context grows turn by turn and stays in the
 replica's prefix cache (`cache`, `reuse`, `at admission`), with tool calls
 between turns. The engine's budget, chunk, cost and serve order, the KV
 pool's block, eviction and cap, whole or fractional tokens and the load
-per replica are drawn from the lists below.
+per replica are drawn from the lists below. `pd_program(seed)` writes a
+disaggregated fleet instead: prefill and decode engines (the queue
+templates) behind a gateway, the decode engines pulling the KV of remote
+prefills over the NICs.
 
 These are the programs on which the fast paths that only fleets reach do
 their work: several engines whose iteration ends interleave (the relay,
@@ -111,8 +114,123 @@ def program(seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare(seed: int) -> str:
-    """Run program `seed` both ways -- the fast paths and the event loop
+def pd_program(seed: int) -> str:
+    """The source text of random disaggregated fleet number `seed`: NP
+    prefill and ND decode engines (the queue templates of Part 05) behind a
+    gateway that routes each request to a decode engine by its KV, and,
+    when enough of the prompt is not cached there, first to a prefill engine
+    whose KV the decode engine pulls over the NICs (`pull`, `transfer`)."""
+    rng = random.Random(seed)
+    pick = rng.choice
+    np_, nd = pick([1, 2, 2, 3]), pick([1, 2, 2, 3])
+    bs = pick([8, 16])
+    seqs_p, seqs_d = pick([2, 4, 8]), pick([4, 8, 16])
+    blocks_p, blocks_d = pick([100, 200, 400]), pick([100, 200, 400])
+    cost_p, cost_d = pick(COSTS), pick(COSTS)
+    thr = pick([0, 64, 256, 100000])
+    bw = pick(["2e4", "2e5"])
+    load = pick([1.0, 2.0, 4.0])
+    floor = "floor" if rng.random() < 0.6 else ""
+    first = pick([(100, 600), (300, 1500)])
+    share = pick(["maxmin", "bottleneck"])
+    return f"""let NP = {np_};
+let ND = {nd};
+let bs = {bs};
+let thr = {thr};
+let Lambda = {load} * ND;
+def reusable(x, bs) = floor((x - 1) / bs) * bs;
+queue gw : gateway {{
+  route {{
+    set t0 = now;
+    set prompt = K + n;
+    choose j in ND by (holders(D[j].kv) + queued(D[j].kv){pick(["", ", used(D[j].kv)"])});
+    set hitD = min(cachedin(D[j].kv), reusable(prompt, bs));
+    set remote = prompt - hitD >= thr;
+    branch (remote) {{
+      choose i in NP by ({pick(["cachedin(P[i].kv) > 0 ? 0 : 1, work(P[i]) + queued(P[i].reqs)",
+                                "queued(P[i].reqs), work(P[i])"])});
+      P[i].prefill (prompt);
+      D[j].decode (prompt) from P[i];
+    }} else {{
+      D[j].decode (prompt);
+    }}
+    observe ttft = D.first_token - t0;
+    observe response = now - t0;
+  }}
+}}
+queue P[NP] : prefill {{
+  pool reqs {{ cap {seqs_p}; admit via P; }}
+  pool kv {{ cap {blocks_p} * bs; block bs; evict lru; preempt lifo; }}
+  serve step {{ budget {pick(BUDGETS)}; {pick(CHUNKS)} cost {cost_p}; memory kv; }}
+  nic ps({bw});
+  prefill (prompt) {{
+    hold reqs (1), kv (min(prompt, hit + budget_left(P))) reserve (prompt)
+         at admission (hit = min(cachedin(kv), reusable(prompt, bs))) {{
+      set c = cached;
+      prefill (prompt - c) growing kv;
+    }} cache (prompt) lease kv (inf);
+  }}
+}}
+queue D[ND] : decode {{
+  pool reqs {{ cap {seqs_d}; admit via D; }}
+  pool kv {{ cap {blocks_d} * bs; block bs; evict lru; preempt lifo; admit via D; }}
+  serve step {{ budget {pick(BUDGETS)}; {pick(CHUNKS)} cost {cost_d}; {pick(ORDERS)} memory kv; }}
+  nic ps({bw});
+  decode (prompt) {{
+    hold kv (min(known, hit + budget_left(D))) reserve (known), reqs (1)
+         at admission (known = computed < prompt ? prompt : computed + 1,
+                       hit = min(cachedin(kv), reusable(known, bs))) {{
+      set c = min(cached, reusable(known, bs));
+      prefill (known - c) growing kv;
+      branch (known == prompt) {{ mark first_token; }}
+      decode (max(0, o - 1 - (known - prompt))) growing kv;
+    }} cache (prompt + o);
+  }}
+  decode (prompt) from src {{
+    set transferred = 0;
+    hold kv (known) reserve (known), reqs (0) reserve (1)
+         reuse (reusable(known, bs))
+         at admission (known = computed < prompt ? prompt : computed + 1) {{
+      set c = cached;
+      branch (!transferred) {{
+        transfer (prompt - c) from src to kv (prompt - 1 - c);
+        set transferred = 1;
+        set c = prompt - 1;
+      }}
+      hold reqs (1) {{
+        prefill (known - c) growing kv;
+        branch (known == prompt) {{ mark first_token; }}
+        decode (max(0, o - 1 - (known - prompt))) growing kv;
+      }}
+    }} cache (prompt + o);
+  }}
+}}
+D pull P latency {pick(["0.002", "0.0005"])} share {share};
+stage tool : delay;
+workload {{
+  arrive poisson(Lambda);
+  hidden o;
+  init {{ set K = 0; }}
+  turn {{ set n = K == 0 ? {floor}(~uniform({first[0]}, {first[1]})) : 1 + {floor}(~exp({pick([50, 200])}));
+         set o = 2 + {floor}(~exp({pick([12, 40])})); }}
+  session {{
+    turn;
+    loop {{
+      request gw;
+      set K = prompt + o;
+      branch with ({pick([0.5, 0.8])}) {{ run tool (~exp({pick([0.5, 2])})); turn; }} else {{ end; }}
+    }}
+  }}
+}}
+run {{ horizon {pick([20, 30])}; warmup 5; }}
+"""
+
+
+FAMILIES = {"replica": program, "pd": pd_program}
+
+
+def compare(seed: int, family: str = "replica") -> str:
+    """Run program `seed` of `family` (`FAMILIES`) both ways -- the fast paths and the event loop
     event by event (the invariant checker's run, which turns bursts off) --
     and return "equal", "different" or what stopped it."""
     import json
@@ -122,7 +240,7 @@ def compare(seed: int) -> str:
     from serq.report.json_report import to_dict
     from serq.runtime.sim.simulation import Simulation
 
-    prog = serq.load(source=program(seed))
+    prog = serq.load(source=FAMILIES[family](seed))
     reports = []
     for check in (False, True):
         try:
@@ -136,21 +254,23 @@ def compare(seed: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """A campaign: `python tests/fleet_programs.py --start S --count N --jobs J`
-    compares programs S to S + N - 1 (see `compare`) and lists the seeds
-    whose two runs differ; exit status 1 when there is one."""
+    """A campaign: `python tests/fleet_programs.py --family F --start S
+    --count N --jobs J` compares programs S to S + N - 1 of family F (see
+    `compare`) and lists the seeds whose two runs differ; exit status 1
+    when there is one."""
     import argparse
     from collections import Counter
     from concurrent.futures import ProcessPoolExecutor
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="replica")
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args(argv)
     seeds = range(args.start, args.start + args.count)
     with ProcessPoolExecutor(args.jobs) as pool:
-        outcomes = list(pool.map(compare, seeds, chunksize=4))
+        outcomes = list(pool.map(compare, seeds, [args.family] * len(seeds), chunksize=4))
     print(dict(Counter(outcomes)))
     bad = [s for s, o in zip(seeds, outcomes) if o == "different"]
     if bad:
