@@ -264,6 +264,10 @@ DEPARTURES = [
     Departure("a lease grown in a hold that released its pool", (),
               lambda t: bool(re.search(r"\brelease\b", t)) and "lease" in t and "grow" in t,
               released_hold_grows_nothing, OLD),
+    # Part 03 §11: `over_cap`'s need is ru(max(u, r)), in blocks (0.1.3-0.1.5
+    # report the units before rounding)
+    Departure("over_cap's need before rounding", ("over_cap",),
+              lambda t: bool(re.search(r"\bblock\b", t))),
     # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
     # at once (0.1.3-0.1.5 leave it to the next pass)
     Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),

@@ -701,6 +701,78 @@ def test_a_session_end_admits_at_once_against_0_1_3(source):
         == "departure: a pool pass at a session's end"
 
 
+# fleet program 28 (tests/fleet_programs.py, deterministic, 0.1.3), made
+# small: session 0's growth to 24 units at 2 does not fit kv's cap 18, it is
+# the engine's only resident and preempts itself (computed 16), and its hold,
+# queued again, needs a reservation of ru(17) = 20 above the cap: the session
+# is refused and ends inside the engine's attempt. Its end admits session 1
+# at `reqs` at once (Part 03 §4.3; pyserq at the next pass, the iteration's
+# end at 3: the departure above). Under that departure's emulation the
+# admission waits for the next event -- the process end that the attempt
+# left on the calendar is no event (pyserq), no settle and no pool pass
+# follow it, although it came after the end of an instant (before the fix
+# it was handled as one: session 1 admitted at 2, and no emulation explained
+# fleet program 28)
+REFUSED_IN_AN_ATTEMPT = """
+pool reqs { cap 1; }
+pool kv { cap 18; block 4; preempt lifo; }
+stage E : step { budget 8; cost 1; memory kv; }
+workload { arrive batch(2); session { request; } }
+server {
+  hold reqs (1), kv (4) reserve (known) at admission (known = computed + 1) {
+    observe adm = now;
+    run E prefill (30) growing kv;
+  }
+}
+run { horizon 10; }
+"""
+
+
+def test_a_session_end_left_by_an_attempt_is_no_event():
+    assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 2.0, 2.0)]
+    with end_without_pass():
+        # pyserq 0.1.3 (seed 1): session 1 admitted at 3
+        assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 3.0, 3.0)]
+
+
+@requires("0.1.3")
+def test_a_session_end_left_by_an_attempt_against_0_1_3():
+    source = REFUSED_IN_AN_ATTEMPT
+    assert not emulated_differences(source, end_without_pass)
+    ref = run_reference(source, "0.1.3")
+    assert classify(Outcome("report", _report(source)), Outcome("report", ref), source,
+                    rerun(source, job_of(source, "0.1.3")))[0] \
+        == "departure: a pool pass at a session's end"
+
+
+# fleet program 10 (deterministic, 0.1.3), made small: a hold whose demand
+# reads the pool's state waits for 17 units of a pool of cap 20 in blocks of
+# 8 (24 in blocks) for ever. Part 03 §11 reports `need` as ru(max(u, r)):
+# 24; pyserq 0.1.3, 0.1.4 and 0.1.5 report 17 (docs/departures.md)
+OVER_CAP_IN_BLOCKS = """
+pool mem { cap 20; block 8; }
+stage svc : delay;
+workload { arrive batch(2); session { request; } }
+server { hold mem (17 + queued(mem) * 0) { run svc (1); } }
+run { horizon 10; }
+"""
+
+
+def test_over_cap_need_is_in_blocks():
+    rep = to_dict(serq.run(serq.load(source=OVER_CAP_IN_BLOCKS)))
+    assert rep["pools"][0]["over_cap"] == {"queue": "mem", "need": 24.0}
+
+
+@requires("0.1.3")
+def test_over_cap_need_in_blocks_is_the_departure():
+    source = OVER_CAP_IN_BLOCKS
+    ref = run_reference(source, "0.1.3")
+    assert ref["pools"][0]["over_cap"] == {"queue": "mem", "need": 17}
+    assert classify(Outcome("report", _report(source)), Outcome("report", ref), source,
+                    rerun(source, job_of(source, "0.1.3")), "0.1.3")[0] \
+        == "departure: over_cap's need before rounding"
+
+
 # generator seed 4549 (0.1.3 and 0.1.4; tests/differential_cases/0.1.3/
 # seed4549_unsettled.sq): an iteration body's `admit` without `while` admits
 # again after a preemption (Part 04 §9); at 7.954 two holds of `kv` preempt

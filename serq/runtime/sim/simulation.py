@@ -598,6 +598,12 @@ class Simulation:
             if self.drained is not None:
                 heappush(q, item)
                 break
+            if t == last and unwatched_end(item[3]):
+                # a session's end that nobody waits for is no event (pyserq),
+                # also when the end of an instant made it (a session that an
+                # engine's attempt preempted and its hold refused, fleet
+                # program 28, pyserq 0.1.3): no settle, no pool pass follows
+                continue
             if t != last:
                 if gauges:
                     self._record_gauges(last)
