@@ -15,7 +15,10 @@ pool's block, eviction and cap, whole or fractional tokens and the load
 per replica are drawn from the lists below. `pd_program(seed)` writes a
 disaggregated fleet instead: prefill and decode engines (the queue
 templates) behind a gateway, the decode engines pulling the KV of remote
-prefills over the NICs.
+prefills over the NICs; `mixed_program(seed)` a replica program with other
+policies drawn on top (victims by keys, slot queues by keys, other serve
+forms, cache leases, engine-admitted KV). `deterministic(text)` takes the
+draws out of any of them, for an exact comparison with pyserq 0.1.3.
 
 These are the programs on which the fast paths that only fleets reach do
 their work: several engines whose iteration ends interleave (the relay,
@@ -26,6 +29,7 @@ admissions known to fail on each replica (`fast/blocked.py`).
 from __future__ import annotations
 
 import random
+import re
 
 BUDGETS = ["64", "256", "decoders + 24", "48 + residents * 16", "max(decoders, 96 - kv_decode / 64)"]
 CHUNKS = ["", "chunk 32;", "chunk 0;", "chunk residents > 1 ? 24 : 0;"]
@@ -226,7 +230,71 @@ run {{ horizon {pick([20, 30])}; warmup 5; }}
 """
 
 
-FAMILIES = {"replica": program, "pd": pd_program}
+
+_DRAW = re.compile(r"~(uniform|exp)\(([^(),]+)(?:, ([^(),]+))?\)|branch with \(([^()]+)\)")
+
+
+def deterministic(text: str) -> str:
+    """`text` without a draw, for an exact comparison with the reference
+    (pyserq 0.1.3, whose streams are not serq-simpy's): arrivals at the
+    mean rate's intervals, and each draw site a number of the session's
+    serial and turn count `k` spread over [0, 1) (a fractional part) in
+    place of its random number -- a uniform over its range, an exponential
+    the size of its mean times twice that number, a `branch with (p)` taken
+    when it is below p."""
+    counter = iter(range(1, 1000))
+
+    def fraction() -> str:
+        n = next(counter)
+        x = f"(serial * {(n * 0.6180339887) % 1:.10f} + k * {(n * 0.7548776662) % 1:.10f})"
+        return f"({x} - floor({x}))"
+
+    def replace(m: re.Match) -> str:
+        if m.group(4) is not None:
+            return f"branch ({fraction()} < {m.group(4)})"
+        if m.group(1) == "uniform":
+            a, b = m.group(2), m.group(3)
+            return f"({a} + ({b} - {a}) * {fraction()})"
+        return f"(2 * {m.group(2)} * {fraction()})"
+
+    text = _DRAW.sub(replace, text).replace("arrive poisson(Lambda);", "arrive renewal(1 / Lambda);")
+    text = text.replace("init { set K = 0; }", "init { set K = 0; set k = 0; }")
+    return re.sub(r"\bturn \{", "turn { set k = k + 1;", text, count=1)
+
+
+#: policy variations of `mixed_program` (each applied with its probability)
+PREEMPTS = ["preempt by (admission);", "preempt by (-admission) requeue tail;",
+            "preempt by (position, decoding) requeue tail;", "preempt by (decoding, -position);"]
+QUEUES = ["queue by (waited > 1 ? 0 : 1);", "queue by (-prompt);", "queue by (serial);"]
+SERVES = ["serve exclusive prefill;", "granule 4;", "serve decode first;",
+          "serve by (decoding, remaining);"]
+
+
+def mixed_program(seed: int) -> str:
+    """Replica program `seed` (`program`) with other policies drawn on top
+    (a second stream, so `program(seed)` stays as it is): victims by keys
+    and requeued at the tail, a slot queue ordered by keys, another serve
+    form or a granule, a cache kept as
+    a lease for a while after the request, and the KV pool admitted by the
+    engine as well."""
+    text = program(seed)
+    rng = random.Random(1_000_003 * (seed + 1))
+    pick = rng.choice
+    if "preempt lifo;" in text and rng.random() < 0.6:
+        text = text.replace("preempt lifo;", pick(PREEMPTS))
+    if rng.random() < 0.4:
+        text = re.sub(r"(pool reqs\[R\] \{ cap \d+;)", r"\1 " + pick(QUEUES), text)
+    if rng.random() < 0.5:
+        text = re.sub(r"(cost [^;]*;) ([^;]*;)? ?memory kv;",
+                      lambda m: f"{m.group(1)} {pick(SERVES)} memory kv;", text)
+    if rng.random() < 0.3 and "growing" in text:
+        text = text.replace("} cache (prompt + o);",
+                            f"}} cache (prompt + o) lease kv[r] ({pick(['0.5', '2'])});")
+    if rng.random() < 0.2 and "admit via E" not in text:
+        text = text.replace("pool kv[R] { ", "pool kv[R] { admit via E; ")
+    return text
+
+FAMILIES = {"replica": program, "pd": pd_program, "mixed": mixed_program}
 
 
 def compare(seed: int, family: str = "replica") -> str:
@@ -253,11 +321,37 @@ def compare(seed: int, family: str = "replica") -> str:
     return "different"
 
 
+def against_reference(seeds: list[int], family: str = "replica") -> list[tuple[int, str, list[str]]]:
+    """The deterministic programs `seeds` of `family` (`deterministic`)
+    against pyserq 0.1.3, as the differential runner compares and
+    classifies them (tests/differential_fuzz.py: departures, emulations,
+    "reference varies"): (seed, class, difference lines) for each."""
+    from differential_fuzz import (classify, job_of, reference_varies, rerun, run_ours,
+                                   run_reference_batch)
+
+    texts = [deterministic(FAMILIES[family](seed)) for seed in seeds]
+    jobs = [job_of(text, "0.1.3") for text in texts]
+    out = []
+    for seed, text, job, ref in zip(seeds, texts, jobs, run_reference_batch("0.1.3", jobs)):
+        ours = run_ours(text, job["horizon"], job["trace"], job["warmup"])
+        cls, diffs = classify(ours, ref, text, rerun(text, job), "0.1.3")
+        if cls.startswith("finding: numbers") and reference_varies(ours, text, job, "0.1.3"):
+            cls = "reference varies"
+        out.append((seed, cls, diffs))
+    return out
+
+
+def _against(args: tuple[list[int], str]) -> list[tuple[int, str, list[str]]]:
+    return against_reference(*args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """A campaign: `python tests/fleet_programs.py --family F --start S
     --count N --jobs J` compares programs S to S + N - 1 of family F (see
-    `compare`) and lists the seeds whose two runs differ; exit status 1
-    when there is one."""
+    `compare`) and lists the seeds whose two runs differ; with
+    `--reference`, their deterministic forms against pyserq 0.1.3
+    (`against_reference`), listing the findings. Exit status 1 when there
+    is one."""
     import argparse
     from collections import Counter
     from concurrent.futures import ProcessPoolExecutor
@@ -267,9 +361,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--reference", action="store_true",
+                    help="the deterministic programs against pyserq 0.1.3 instead")
     args = ap.parse_args(argv)
     seeds = range(args.start, args.start + args.count)
     with ProcessPoolExecutor(args.jobs) as pool:
+        if args.reference:
+            chunks = [(list(seeds[k:k + 50]), args.family) for k in range(0, len(seeds), 50)]
+            rows = [row for rows in pool.map(_against, chunks) for row in rows]
+            print(dict(Counter(cls for _s, cls, _d in rows)))
+            bad = [s for s, cls, _d in rows if cls.startswith("finding")]
+            for s, cls, diffs in rows:
+                if cls.startswith("finding"):
+                    print(s, cls, *diffs[:3], sep="\n  ")
+            return 1 if bad else 0
         outcomes = list(pool.map(compare, seeds, [args.family] * len(seeds), chunksize=4))
     print(dict(Counter(outcomes)))
     bad = [s for s, o in zip(seeds, outcomes) if o == "different"]
