@@ -275,8 +275,9 @@ def mixed_program(seed: int) -> str:
     (a second stream, so `program(seed)` stays as it is): victims by keys
     and requeued at the tail, a slot queue ordered by keys, another serve
     form or a granule, a cache kept as
-    a lease for a while after the request, and the KV pool admitted by the
-    engine as well."""
+    a lease for a while after the request, the KV pool admitted by the
+    engine as well, and a `fork` leg that prefills the prompt's head on the
+    next replica while the request runs."""
     text = program(seed)
     rng = random.Random(1_000_003 * (seed + 1))
     pick = rng.choice
@@ -292,6 +293,12 @@ def mixed_program(seed: int) -> str:
                             f"}} cache (prompt + o) lease kv[r] ({pick(['0.5', '2'])});")
     if rng.random() < 0.2 and "admit via E" not in text:
         text = text.replace("pool kv[R] { ", "pool kv[R] { admit via E; ")
+    if rng.random() < 0.3:  # a leg warms the next replica's cache with the prompt's head
+        head = pick(["min(prompt, 64)", "min(prompt, 200)"])
+        leg = (f"set q = r + 1 < R ? r + 1 : 0;\n  fork {{ hold reqs[q] (1), kv[q] ({head}) "
+               f"{{ run E[q] prefill ({head}); }} cache ({head}); }}\n  hold reqs[r]")
+        text = text.replace("hold reqs[r]", leg, 1).replace(
+            "  observe response = now - t0;", "  join;\n  observe response = now - t0;")
     return text
 
 FAMILIES = {"replica": program, "pd": pd_program, "mixed": mixed_program}
