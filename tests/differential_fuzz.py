@@ -85,8 +85,9 @@ class Outcome:
 
 
 def run_ours(text: str, horizon: Optional[float], trace: Optional[str],
-             warmup: Optional[float] = None) -> Outcome:
-    """Load and run `text` in serq-simpy (seed 1), stopped after CPU_BOUND s."""
+             warmup: Optional[float] = None, cpu_bound: float = CPU_BOUND) -> Outcome:
+    """Load and run `text` in serq-simpy (seed 1), stopped after `cpu_bound`
+    seconds of CPU time."""
     try:
         program = serq.load(source=text, trace=trace, horizon=horizon, warmup=warmup, seed=SEED)
     except SerqError as e:
@@ -96,7 +97,7 @@ def run_ours(text: str, horizon: Optional[float], trace: Optional[str],
 
     def deadline() -> None:
         while not done.wait(0.05):
-            if time.process_time() - cpu0 > CPU_BOUND:
+            if time.process_time() - cpu0 > cpu_bound:
                 interrupt_all()
                 return
     threading.Thread(target=deadline, daemon=True).start()
