@@ -118,6 +118,40 @@ def program(seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the decode engine's pulled request: a slot only from the prefill on (the
+#: llm-d program's form), or from the transfer on (`pd_program`'s other form;
+#: pyserq 0.1.3 counts the inner hold's session twice: "holders counted as
+#: sessions", which hides any other difference of such a program)
+NESTED_SLOT = """reqs (0) reserve (1)
+         reuse (reusable(known, bs))
+         at admission (known = computed < prompt ? prompt : computed + 1) {
+      set c = cached;
+      branch (!transferred) {
+        transfer (prompt - c) from src to kv (prompt - 1 - c);
+        set transferred = 1;
+        set c = prompt - 1;
+      }
+      hold reqs (1) {
+        prefill (known - c) growing kv;
+        branch (known == prompt) { mark first_token; }
+        decode (max(0, o - 1 - (known - prompt))) growing kv;
+      }
+    }"""
+FLAT_SLOT = """reqs (1)
+         reuse (reusable(known, bs))
+         at admission (known = computed < prompt ? prompt : computed + 1) {
+      set c = cached;
+      branch (!transferred) {
+        transfer (prompt - c) from src to kv (prompt - 1 - c);
+        set transferred = 1;
+        set c = prompt - 1;
+      }
+      prefill (known - c) growing kv;
+      branch (known == prompt) { mark first_token; }
+      decode (max(0, o - 1 - (known - prompt))) growing kv;
+    }"""
+
+
 def pd_program(seed: int) -> str:
     """The source text of random disaggregated fleet number `seed`: NP
     prefill and ND decode engines (the queue templates of Part 05) behind a
@@ -137,7 +171,7 @@ def pd_program(seed: int) -> str:
     floor = "floor" if rng.random() < 0.6 else ""
     first = pick([(100, 600), (300, 1500)])
     share = pick(["maxmin", "bottleneck"])
-    return f"""let NP = {np_};
+    text = f"""let NP = {np_};
 let ND = {nd};
 let bs = {bs};
 let thr = {thr};
@@ -228,6 +262,9 @@ workload {{
 }}
 run {{ horizon {pick([20, 30])}; warmup 5; }}
 """
+    if rng.random() < 0.5:  # the transfer takes a slot too: one hold, no inner one
+        text = text.replace(NESTED_SLOT, FLAT_SLOT)
+    return text
 
 
 

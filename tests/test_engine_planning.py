@@ -460,6 +460,20 @@ session { turn;
 run { horizon 30; }
 """
 
+# a growth of a pool that is another engine's memory preempts that engine's
+# resident and then stalls (fleet program 562, made small)
+VICTIMS_THEN_STALL = """
+pool kv { cap 8; block 4; preempt lifo; }
+stage F : step { budget 8; cost 1; memory kv; }
+stage engine : step { budget 16; cost 1; }
+workload { arrive batch(2); session { request; } }
+server {
+  branch (serial == 0) { hold kv (4) { run F prefill (8); } }
+  else { hold kv (4) { run engine prefill (30) growing kv; } }
+}
+run { horizon 10; }
+"""
+
 # session 1's prefill advances within its allocation (8) before session 0's growth preempts it
 COMPUTED_WITHIN_ALLOCATION = """
 pool kv { cap 10; preempt lifo; }
@@ -927,6 +941,22 @@ def test_the_victim_of_a_grow_statement_does_not_give_its_tokens_back():
         (0, 11.138), (1, 12.364), (3, 13.552), (2, 13.552)]
 
 
+def test_a_growth_that_preempts_and_then_stalls_is_an_iteration():
+    """§7 step 6: an attempt that preempts somebody is an iteration, even
+    when the growth that preempted ends up waiting. At 0 both sessions hold
+    4 of `kv` (cap 8), which is engine F's memory; session 1's run on
+    `engine` grows `kv` for 16 tokens: it preempts F's resident, session 0
+    (the candidates are F's residents, Part 03 §7.3), and still does not
+    fit, so it stalls. The attempt only preempted: an iteration of cost 1
+    (pyserq 0.1.3, seed 1: 1 iteration, 3 events). Before: the victim was
+    not counted when the growth stalled, and the attempt was no iteration
+    (0 iterations, 2 events)."""
+    rep = run(VICTIMS_THEN_STALL)
+    assert stage(rep)["iterations"] == 1
+    assert rep.events == 3
+    assert [(p.name, p.preemptions) for p in rep.pools] == [("kv", 1)]
+
+
 def test_a_victims_computed_is_its_position_within_its_allocation():
     """§7 step 8 (the positions of scheduled growing holds advance by their
     tokens) and Part 03 §7.3 (a victim's `computed` is its position): at
@@ -1165,7 +1195,7 @@ PROGRAMS = [JOIN_BY_ADMISSION.replace("LATE", "serial == 1"),
             BUDGET_FROM_KV, LEG_IN_ADMISSION, LEG_BEFORE_ZERO_WORK,
             RELEASED_IN_ADMISSION, DECODE_REQUEST, PREEMPTIONS_ADDED_UP,
             BUDGET_GIVEN_BACK, GROW_STATEMENT_VICTIM, COMPUTED_WITHIN_ALLOCATION, TWO_DECODERS,
-            SAME_TIME_AS_AN_END] + [
+            SAME_TIME_AS_AN_END, VICTIMS_THEN_STALL] + [
     DROPPED_ATTENTION.replace("cost 1 + attention;", f"cost {c};")
     for c in ("1 + prefilled", "1 + tokens")] + [BUDGET_LEFT_CHUNKED.replace("CHUNK", c) for c in ("1", "0", "0.5")]
 

@@ -649,9 +649,9 @@ class StepStage(Stage):
                     left, tokens, assign = plan.left, plan.tokens, plan.assign
                     if plan.stop:
                         break
+                    removed = removed or plan.preempted != before
                     if k is None:
                         continue
-                    removed = removed or plan.preempted != before
                     held = job.frame.alloc[job.fk]  # (grown)
             assign.append((job, t, k))
             left -= t
@@ -687,6 +687,10 @@ class StepStage(Stage):
             plan.stop = True
             return None
         if outcome == "stall":
+            # the victims it preempted before it ran out of candidates (a
+            # pool that is another engine's memory): the iteration preempted
+            # (Part 04 §7 step 6; pyserq 0.1.3, fleet program 562)
+            plan.preempted += int(k)
             return None
         plan.preempted += outcome  # victims other than the owner
         return k

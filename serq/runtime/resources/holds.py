@@ -556,9 +556,10 @@ class HoldManager:
     def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, float]:
         """Grow a resident's hold to cover `t` more tokens (Part 04 §7 step 4).
 
-        Returns ("ok"|victims preempted, K) with K the position before the
-        chunk, ("stall", 0) when the resident must wait, or ("self", 0) when
-        its owner was preempted."""
+        Returns (victims preempted, K) with K the position before the chunk,
+        ("stall", victims preempted) when the resident must wait (its pool is
+        another engine's memory: those residents were the candidates), or
+        ("self", 0) when its owner was preempted."""
         s = job.session
         frame, k = self._job_frame(job)
         pool = job.growing
@@ -579,7 +580,7 @@ class HoldManager:
                 pool.growers.append(g)
                 self.fleet.pool_changed(pool)
                 job.stall = g
-                return "stall", 0.0
+                return "stall", victims
             self.preempt(victim, pool, None)
             if victim.session is s:
                 return "self", 0.0
