@@ -1,5 +1,6 @@
 """Small random fleets of step engines, for tests that compare two ways of
-running the same program (tests/test_fleet_programs.py).
+running the same program and, without draws, serq-simpy with pyserq 0.1.3
+(tests/test_fleet_programs.py).
 
 `program(seed)` writes one: R replicas (2 to 6) as arrays -- a step engine
 `E[R]` whose memory is the KV pool `kv[R]` member by member, a slot pool
@@ -267,7 +268,6 @@ run {{ horizon {pick([20, 30])}; warmup 5; }}
     return text
 
 
-
 _DRAW = re.compile(r"~(uniform|exp)\(([^(),]+)(?:, ([^(),]+))?\)|branch with \(([^()]+)\)")
 
 
@@ -311,10 +311,10 @@ def mixed_program(seed: int) -> str:
     """Replica program `seed` (`program`) with other policies drawn on top
     (a second stream, so `program(seed)` stays as it is): victims by keys
     and requeued at the tail, a slot queue ordered by keys, another serve
-    form or a granule, a cache kept as
-    a lease for a while after the request, the KV pool admitted by the
-    engine as well, a closed population, and a `fork` leg that prefills the
-    prompt's head on the next replica while the request runs."""
+    form or a granule, a cache kept as a lease for a while after the
+    request, the KV pool admitted by the engine as well, a closed
+    population, and a `fork` leg that prefills the prompt's head on the
+    next replica while the request runs."""
     text = program(seed)
     rng = random.Random(1_000_003 * (seed + 1))
     pick = rng.choice
