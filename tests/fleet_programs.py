@@ -119,38 +119,12 @@ def program(seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: the decode engine's pulled request: a slot only from the prefill on (the
-#: llm-d program's form), or from the transfer on (`pd_program`'s other form;
-#: pyserq 0.1.3 counts the inner hold's session twice: "holders counted as
+#: the decode engine's pulled request holds a slot from the prefill on (the
+#: llm-d program's form: `reqs (0) reserve (1)`, then an inner `hold reqs
+#: (1)`), or in `pd_program`'s other form from the transfer on, in one hold
+#: (pyserq 0.1.3 counts the inner hold's session twice, "holders counted as
 #: sessions", which hides any other difference of such a program)
-NESTED_SLOT = """reqs (0) reserve (1)
-         reuse (reusable(known, bs))
-         at admission (known = computed < prompt ? prompt : computed + 1) {
-      set c = cached;
-      branch (!transferred) {
-        transfer (prompt - c) from src to kv (prompt - 1 - c);
-        set transferred = 1;
-        set c = prompt - 1;
-      }
-      hold reqs (1) {
-        prefill (known - c) growing kv;
-        branch (known == prompt) { mark first_token; }
-        decode (max(0, o - 1 - (known - prompt))) growing kv;
-      }
-    }"""
-FLAT_SLOT = """reqs (1)
-         reuse (reusable(known, bs))
-         at admission (known = computed < prompt ? prompt : computed + 1) {
-      set c = cached;
-      branch (!transferred) {
-        transfer (prompt - c) from src to kv (prompt - 1 - c);
-        set transferred = 1;
-        set c = prompt - 1;
-      }
-      prefill (known - c) growing kv;
-      branch (known == prompt) { mark first_token; }
-      decode (max(0, o - 1 - (known - prompt))) growing kv;
-    }"""
+_INNER_SLOT = re.compile(r"      hold reqs \(1\) \{\n((?:        .*\n)+)      \}\n")
 
 
 def pd_program(seed: int) -> str:
@@ -264,7 +238,7 @@ workload {{
 run {{ horizon {pick([20, 30])}; warmup 5; }}
 """
     if rng.random() < 0.5:  # the transfer takes a slot too: one hold, no inner one
-        text = text.replace(NESTED_SLOT, FLAT_SLOT)
+        text = _INNER_SLOT.sub(r"\1", text.replace("reqs (0) reserve (1)", "reqs (1)"))
     return text
 
 

@@ -690,17 +690,6 @@ def test_a_session_end_admits_at_once():
         assert [v for _k, _t, v in _samples(END_OF_A_CLOSED_SESSION, "u")] == [0.0] * 6
 
 
-@requires("0.1.3")
-@pytest.mark.parametrize("source", [END_IN_A_SETTLE, END_OF_A_CLOSED_SESSION],
-                         ids=["same settle", "closed replacement"])
-def test_a_session_end_admits_at_once_against_0_1_3(source):
-    assert not emulated_differences(source, end_without_pass)
-    ref = run_reference(source, "0.1.3")
-    assert classify(Outcome("report", _report(source)), Outcome("report", ref), source,
-                    rerun(source, job_of(source, "0.1.3")))[0] \
-        == "departure: a pool pass at a session's end"
-
-
 # fleet program 28 (tests/fleet_programs.py, deterministic, 0.1.3), made
 # small: session 0's growth to 24 units at 2 does not fit kv's cap 18, it is
 # the engine's only resident and preempts itself (computed 16), and its hold,
@@ -728,21 +717,22 @@ run { horizon 10; }
 """
 
 
-def test_a_session_end_left_by_an_attempt_is_no_event():
-    assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 2.0, 2.0)]
-    with end_without_pass():
-        # pyserq 0.1.3 (seed 1): session 1 admitted at 3
-        assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 3.0, 3.0)]
-
-
 @requires("0.1.3")
-def test_a_session_end_left_by_an_attempt_against_0_1_3():
-    source = REFUSED_IN_AN_ATTEMPT
+@pytest.mark.parametrize("source", [END_IN_A_SETTLE, END_OF_A_CLOSED_SESSION, REFUSED_IN_AN_ATTEMPT],
+                         ids=["same settle", "closed replacement", "refused in an attempt"])
+def test_a_session_end_admits_at_once_against_0_1_3(source):
     assert not emulated_differences(source, end_without_pass)
     ref = run_reference(source, "0.1.3")
     assert classify(Outcome("report", _report(source)), Outcome("report", ref), source,
                     rerun(source, job_of(source, "0.1.3")))[0] \
         == "departure: a pool pass at a session's end"
+
+
+def test_a_session_end_left_by_an_attempt_is_no_event():
+    assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 2.0, 2.0)]
+    with end_without_pass():
+        # pyserq 0.1.3 (seed 1): session 1 admitted at 3
+        assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 3.0, 3.0)]
 
 
 # fleet program 10 (deterministic, 0.1.3), made small: a hold whose demand
