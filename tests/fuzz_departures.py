@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from heapq import heapify, heappush
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Optional
 from unittest.mock import patch
 
 from serq.core.errors import SimulationError
 from serq.runtime.compile import schedule
+from serq.runtime.kernel.instant import CALENDAR, READY
+from serq.runtime.resources.engine import StepStage
 from serq.runtime.resources.holds import HoldManager
 from serq.runtime.resources.pools import Pool
 from serq.runtime.sim.simulation import Simulation
@@ -138,6 +141,48 @@ def end_without_pass() -> Iterator[None]:
         plain_pass(self)
     with patch.object(Simulation, "end_session", end_session), \
             patch.object(HoldManager, "pool_pass", pool_pass):
+        yield
+
+
+@contextmanager
+def replacement_at_next_event() -> Iterator[None]:
+    """pyserq 0.1.3/0.1.4's closed replacement of a session that ends inside
+    an engine's attempt (refused when its preempted hold is queued again),
+    emulated in serq-simpy for the runner: the replacement is created then
+    (an arrival), but runs its first statement only at the next event --
+    here, an entry of its start after the calendar's next entry (fleet
+    programs 34, 58 and 113 of the mixed family)."""
+    plain_attempt, plain_create = StepStage.attempt, Simulation.create_session
+    made: list[Any] = []
+    depth = [0]
+
+    def create_session(self: Simulation, start_now: bool = False) -> None:
+        before = self.next_serial
+        plain_create(self, start_now)
+        if depth[0] and self.next_serial > before:
+            q = self.env.queue  # (the start entry it just made: the latest of its time)
+            made.append(max((e for e in q if e[0] == self.env.now and e[1] == READY),
+                            key=lambda e: e[2]))
+
+    def attempt(self: StepStage) -> None:
+        depth[0] += 1
+        try:
+            plain_attempt(self)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0 and made:
+            q = self.env.queue
+            moved = [e for e in made if e in q]
+            made.clear()
+            q[:] = [e for e in q if e not in moved]
+            heapify(q)
+            now = self.env.now
+            t = min((e[0] for e in q if e[0] > now), default=now)  # the next event's time
+            for e in moved:
+                heappush(q, (t, CALENDAR, e[2] + (1 << 40), e[3]))
+
+    with patch.object(Simulation, "create_session", create_session), \
+            patch.object(StepStage, "attempt", attempt):
         yield
 
 
@@ -268,6 +313,11 @@ DEPARTURES = [
     # report the units before rounding)
     Departure("over_cap's need before rounding", ("over_cap",),
               lambda t: bool(re.search(r"\bblock\b", t))),
+    # Part 02 §10.3 step 1: a session made ready at an instant runs at that
+    # instant (0.1.3 and 0.1.4 run a closed replacement made inside an
+    # engine's attempt at the next event)
+    Departure("a replacement made in an engine's attempt", (),
+              lambda t: "closed" in t and "step" in t, replacement_at_next_event, OLD),
     # Part 02 §10.3 step 1 / Part 03 §4.3: a session's end runs the pool pass
     # at once (0.1.3-0.1.5 leave it to the next pass)
     Departure("a pool pass at a session's end", (), lambda t: bool(re.search(r"\bhold\b", t)),

@@ -25,8 +25,9 @@ from serq.report.json_report import to_dict
 
 from differential_fuzz import (CASES, Campaign, campaign, classify, coverage_table,
                                emulated_differences, job_of, rerun, run_ours, Outcome)
-from fuzz_departures import (DEPARTURES, end_without_pass, retried_growth_advances,
-                             spill_tier_unchecked, stalled_prefills_hold_decodes)
+from fuzz_departures import (DEPARTURES, end_without_pass, replacement_at_next_event,
+                             retried_growth_advances, spill_tier_unchecked,
+                             stalled_prefills_hold_decodes)
 from oracle import UNCOMPARED, available, compare_reports, requires, run_reference
 from program_gen import KINDS, generate, kinds
 from test_p03_examples import P7  # spec Part 03 §12 example P-7
@@ -733,6 +734,37 @@ def test_a_session_end_left_by_an_attempt_is_no_event():
     with end_without_pass():
         # pyserq 0.1.3 (seed 1): session 1 admitted at 3
         assert _samples(REFUSED_IN_AN_ATTEMPT, "adm") == [(0, 0.0, 0.0), (1, 3.0, 3.0)]
+
+
+# fleet program 58 of the mixed family (0.1.3), made small: the program
+# above as a closed population of 2. At 2 session 0 is refused inside the
+# engine's attempt and its replacement, session 2, starts: serq-simpy runs
+# it at once (Part 02 §10.3 step 1: a session made ready at an instant runs
+# at that instant), pyserq at the next event, the iteration's end at 3 (and
+# so on at 5 and 8: 6 and 9). Under both emulations serq-simpy gives
+# pyserq's `start` samples
+REPLACED_IN_AN_ATTEMPT = REFUSED_IN_AN_ATTEMPT.replace(
+    "arrive batch(2); session { request; }",
+    "arrive closed(2); session { turn; observe start = now; request; }").replace(
+    "    observe adm = now;\n", "")
+
+
+def test_a_replacement_made_in_an_attempt_runs_at_once():
+    assert _samples(REPLACED_IN_AN_ATTEMPT, "start") == [
+        (0, 0.0, 0.0), (1, 0.0, 0.0), (2, 2.0, 2.0), (3, 5.0, 5.0), (4, 8.0, 8.0)]
+    with replacement_at_next_event(), end_without_pass():
+        assert _samples(REPLACED_IN_AN_ATTEMPT, "start") == [
+            (0, 0.0, 0.0), (1, 0.0, 0.0), (2, 3.0, 3.0), (3, 6.0, 6.0), (4, 9.0, 9.0)]
+
+
+@requires("0.1.3")
+def test_a_replacement_made_in_an_attempt_is_a_departure_of_0_1_3():
+    source = REPLACED_IN_AN_ATTEMPT
+    ref = run_reference(source, "0.1.3")
+    assert ref["observes"]["start"]["mean"] == 3.6  # (0 + 0 + 3 + 6 + 9) / 5
+    cls = classify(Outcome("report", _report(source)), Outcome("report", ref), source,
+                   rerun(source, job_of(source, "0.1.3")), "0.1.3")[0]
+    assert "a replacement made in an engine's attempt" in cls
 
 
 # fleet program 10 (deterministic, 0.1.3), made small: a hold whose demand
