@@ -178,7 +178,7 @@ def replacement_at_next_event() -> Iterator[None]:
             heapify(q)
             now = self.env.now
             t = min((e[0] for e in q if e[0] > now), default=now)  # the next event's time
-            for e in moved:
+            for e in moved:  # (after the entries of that time: a sequence number past theirs)
                 heappush(q, (t, CALENDAR, e[2] + (1 << 40), e[3]))
 
     with patch.object(Simulation, "create_session", create_session), \

@@ -687,9 +687,8 @@ class StepStage(Stage):
             plan.stop = True
             return None
         if outcome == "stall":
-            # the victims it preempted before it ran out of candidates (a
-            # pool that is another engine's memory): the iteration preempted
-            # (Part 04 §7 step 6; pyserq 0.1.3, fleet program 562)
+            # (k: its victims, other engines' residents: this attempt
+            # preempted, Part 04 §7 step 6; pyserq 0.1.3, fleet program 562)
             plan.preempted += int(k)
             return None
         plan.preempted += outcome  # victims other than the owner
