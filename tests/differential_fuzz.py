@@ -303,9 +303,9 @@ UNSETTLED = re.compile(r"the instant t = \S+ does not settle: (session \d+ becam
                        r"the sessions of the closed population have no code)")
 
 
-def rerun(text: str, job: dict) -> Callable[[], Outcome]:
+def rerun(text: str, job: dict, cpu_bound: float = CPU_BOUND) -> Callable[[], Outcome]:
     """`again` for `classify`: run `text` in serq-simpy as `job` says."""
-    return lambda: run_ours(text, job["horizon"], job["trace"], job["warmup"])
+    return lambda: run_ours(text, job["horizon"], job["trace"], job["warmup"], cpu_bound)
 
 
 def _field(diff: str) -> str:

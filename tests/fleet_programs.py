@@ -360,7 +360,7 @@ def against_reference(seeds: list[int], family: str = "replica") -> list[tuple[i
     out = []
     for seed, text, job, ref in zip(seeds, texts, jobs, run_reference_batch("0.1.3", jobs)):
         ours = run_ours(text, job["horizon"], job["trace"], job["warmup"], cpu_bound=FLEET_CPU_BOUND)
-        cls, diffs = classify(ours, ref, text, rerun(text, job), "0.1.3")
+        cls, diffs = classify(ours, ref, text, rerun(text, job, FLEET_CPU_BOUND), "0.1.3")
         if cls.startswith("finding: numbers") and reference_varies(ours, text, job, "0.1.3"):
             cls = "reference varies"
         out.append((seed, cls, diffs))
