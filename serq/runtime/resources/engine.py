@@ -689,7 +689,7 @@ class StepStage(Stage):
         if outcome == "stall":
             # (k: its victims, other engines' residents: this attempt
             # preempted, Part 04 §7 step 6; pyserq 0.1.3, fleet program 562)
-            plan.preempted += int(k)
+            plan.preempted += k
             return None
         plan.preempted += outcome  # victims other than the owner
         return k

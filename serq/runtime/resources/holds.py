@@ -553,7 +553,7 @@ class HoldManager:
         job = resident_job(s)
         return job is not None and job.stage in stages
 
-    def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, float]:
+    def engine_grow(self, job: Any, t: float, stage: Any) -> tuple[Any, Any]:
         """Grow a resident's hold to cover `t` more tokens (Part 04 §7 step 4).
 
         Returns (victims preempted, K) with K the position before the chunk,

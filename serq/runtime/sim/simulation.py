@@ -599,10 +599,12 @@ class Simulation:
                 heappush(q, item)
                 break
             if t == last and unwatched_end(item[3]):
-                # a session's end that nobody waits for is no event (pyserq),
-                # also when the end of an instant made it (a session that an
+                # a session's end that nobody waits for is no event (pyserq):
+                # those an event leaves are dropped after it (below, so that
+                # they do not hold back the instant's settle); this one was
+                # made later, by the settle itself (a session that an
                 # engine's attempt preempted and its hold refused, fleet
-                # program 28, pyserq 0.1.3): no settle, no pool pass follows
+                # program 28, pyserq 0.1.3): no pool pass follows it either
                 continue
             if t != last:
                 if gauges:
