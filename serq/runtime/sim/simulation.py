@@ -33,6 +33,7 @@ from ..compile.schedule import StepCompiler
 from .tokens import TokenLog
 from ..resources.pools import Pool
 from ..compile.poolspec import SpecCompiler, resolve_member
+from ..kernel.collector import fewer_collections
 from ..kernel.calendar import Calendar, is_ok, raise_failure, run_until
 from ..kernel.instant import LATE, READY, Instant, timer
 from .legs import Legs
@@ -546,7 +547,8 @@ class Simulation:
         ticker = None if self.progress is None else Ticker(self, self.progress).start()
         try:
             from ..watch.watchdog import watched_loop
-            watched_loop(self)
+            with fewer_collections():
+                watched_loop(self)
         finally:
             if ticker is not None:
                 ticker.stop()

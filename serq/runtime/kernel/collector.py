@@ -1,0 +1,59 @@
+"""The cyclic garbage collector while a run's event loop turns.
+
+A run frees its objects by reference counting: sessions, jobs, hold frames
+and cache entries form no cycles that outlive them (replica.sq at R = 256
+ends with the same peak memory with the collector off). The collector's
+work is then pure overhead, and it grows with the fleet: CPython counts a
+generation-0 collection down by every tracked object freed, so with
+sessions ending as fast as they start its youngest generation gathers
+thousands of objects between collections, and each collection visits
+what they point to across a heap of millions. Measured on replica.sq
+(horizon 150, CPU seconds): R = 256, 60.9 s with the default thresholds
+(3.8 s inside collections) against 48.6 s with generation 0 collected
+every 50,000 allocations (0.5 s); R = 4, 0.01 s either way.
+
+`fewer_collections()` raises the first threshold to `YOUNG` for the
+duration of a run (the others stay as they are), and puts back what it
+found. Garbage cycles (a user's policy may make them) are still
+collected, at most `YOUNG` tracked allocations later. Nested and
+concurrent runs (threads of a study's workers) share one raise: the
+first in sets it, the last out restores it, unless the caller changed
+the thresholds in between or had turned the collector's thresholds off.
+"""
+from __future__ import annotations
+
+import gc
+import threading
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+#: generation 0's threshold during a run: net tracked allocations between
+#: two young collections (CPython's default is 700)
+YOUNG = 50_000
+
+_lock = threading.Lock()
+_runs = 0
+_saved: Optional[tuple[int, ...]] = None  # the thresholds found by the first run in
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the body with generation 0 collected every `YOUNG` allocations."""
+    global _runs, _saved
+    with _lock:
+        if _runs == 0:
+            found = gc.get_threshold()
+            # (0: automatic collection is off; a higher value: the caller's own)
+            _saved = found if 0 < found[0] < YOUNG else None
+            if _saved is not None:
+                gc.set_threshold(YOUNG, *found[1:])
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _runs -= 1
+            if _runs == 0 and _saved is not None:
+                if gc.get_threshold()[0] == YOUNG:  # (not changed by the caller since)
+                    gc.set_threshold(*_saved)
+                _saved = None
