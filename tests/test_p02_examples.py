@@ -435,6 +435,46 @@ def test_p02_choose_examples():
     assert values(rep, "cg") == [0]  # §7.8 step 4: with n = 0 it is set to 0
 
 
+CHOOSE_ARRAYS = """
+let N = 3;
+pool q[4] { cap 10; }
+pool u[3] { cap 10; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  turn;
+  hold q[1] (2) { hold q[2] (2) { hold u[0] (5) { hold u[2] (1) {
+    choose a in N by (used(q[a]), -used(u[a]));          observe ca = a;
+    choose b in N by (used(q[b]) + used(u[b]) - b);       observe cb = b;
+    choose c in 4 by (-used(q[c]), c == 2 ? 1 : 0);       observe cc = c;
+    choose e in N by (used(u[e]) == 0 ? 0/0 : used(u[e])); observe ce = e;
+    choose g in 0 by (used(q[g]));                        observe cg = g;
+  } } } }
+}
+run { horizon 1; }
+"""
+
+
+def test_p02_choose_over_arrays():
+    """`choose` whose keys read arrays at the chosen index (a router's form):
+    the generated loop walks the members beside the index (`_Choose`), and
+    picks what §7.8's rule picks. Used: q = [0, 2, 2, 0], u = [5, 0, 1]."""
+    rep = run(CHOOSE_ARRAYS)
+    assert values(rep, "ca") == [0]  # keys (0,-5) (2,0) (2,-1): member 0
+    assert values(rep, "cb") == [1]  # keys 5, 1, 1: the first of the least (reads b itself)
+    assert values(rep, "cc") == [1]  # keys (0,0) (-2,0) (-2,1) (0,0): 1 (1 < 2 at the second key)
+    assert values(rep, "ce") == [2]  # keys 5, NaN, 1: a NaN is never smaller, 1 < 5 is
+    assert values(rep, "cg") == [0]  # §7.8 step 4: n = 0 gives 0
+
+
+def test_p02_choose_count_beyond_the_array():
+    """A count above an array's size reads a member that does not exist: the
+    index error names the array, as with any computed index (Part 01 §4.3)."""
+    with pytest.raises(SimulationError, match=r"`u\[…\]`: the index is 3, not a whole number "
+                       r"from 0 to 2"):
+        run(CHOOSE_ARRAYS.replace("choose a in N by", "choose a in 4 by"))
+
+
 def test_p02_choose_examples_main_if():
     rep = run("""
         fn main() {

@@ -54,6 +54,21 @@ def better_source(keys: list[str], best: list[str]) -> str:
     return src
 
 
+def _chosen_families(st: ir.Choose) -> tuple[list[tuple[str, str]], bool]:
+    """The families `choose`'s keys index by the chosen attribute (each
+    once), and whether the keys read that attribute in any other way."""
+    indexed: list[tuple[str, str]] = []
+    as_index = reads = 0
+    for node in ir.walk(st.keys):
+        if isinstance(node, ir.Ref) and node.index == ir.Attr(st.name):
+            as_index += 1
+            if (node.kind, node.name) not in indexed:
+                indexed.append((node.kind, node.name))
+        elif isinstance(node, ir.Attr) and node.name == st.name:
+            reads += 1
+    return indexed, reads > as_index
+
+
 def _dedent(body: str) -> str:
     import textwrap
     return textwrap.dedent(body)
@@ -283,6 +298,13 @@ class SessionCompiler:
         w.depth -= 1
 
     def _Choose(self, st: ir.Choose, scope: Scope, w: CodeWriter) -> None:
+        """`choose` (Part 02 §7.8): every key of every member, in order; the
+        first member, then a strictly smaller key tuple, wins. Where the keys
+        read arrays at the chosen index (a router's `queued(reqs[j])`), the
+        loop walks those arrays' members beside the index instead of looking
+        each up by the attribute it sets (a fleet's routing reads R members
+        a decision); a count beyond an array's size takes the plain loop,
+        which reports the index."""
         slot = self.attrs[st.name]
         n, c, best = (w.fresh(x) for x in ("n", "c", "b"))
         keys = [w.fresh("key") for _ in st.keys]
@@ -291,16 +313,41 @@ class SessionCompiler:
         w.emit(f"{n} = {self.expr(st.count, scope)}")
         w.emit(f"if not (0.0 <= {n} < {N.INF} and {n} == int({n})): {N.COUNT_ERROR}({n}, {text!r})")
         w.emit(f"{best} = 0")
+        indexed, reads = _chosen_families(st)
+        if indexed:
+            members = [self.exprs.stages.families[f] for f in indexed]
+            at = {(kind, name, st.name): w.fresh("m") for kind, name in indexed}
+            lists = ", ".join(self.ns.bind(m, "ml") for m in members)
+            w.emit(f"if {n} <= {min(len(m) for m in members)}:")
+            w.depth += 1
+            w.emit(f"for {c}, {', '.join(at.values())} in zip(range(int({n})), {lists}):")
+            self.exprs.at_member.update(at)
+            try:
+                self._choose_member(st, slot, c, best, keys, bks, reads, scope, w)
+            finally:
+                for k in at:
+                    del self.exprs.at_member[k]
+            w.depth -= 1
+            w.emit("else:")
+            w.depth += 1
         w.emit(f"for {c} in range(int({n})):")
+        self._choose_member(st, slot, c, best, keys, bks, True, scope, w)
+        if indexed:
+            w.depth -= 1
+        w.emit(f"s.{slot} = float({best})")
+
+    def _choose_member(self, st: ir.Choose, slot: str, c: str, best: str, keys: list[str],
+                       bks: list[str], reads: bool, scope: Scope, w: CodeWriter) -> None:
+        """The body of `choose`'s loop at member `c` (`reads`: the keys read
+        the attribute itself, which then holds `c` as they are evaluated)."""
         w.depth += 1
-        w.emit(f"s.{slot} = float({c})")
-        for key, k in zip(keys, st.keys):  # every key of every member, in order
+        if reads:
+            w.emit(f"s.{slot} = float({c})")
+        for key, k in zip(keys, st.keys):
             w.emit(f"{key} = {self.expr(k, scope)}")
-        # the first member, then a strictly smaller key tuple (ties: the lowest index)
         w.emit(f"if {c} == 0 or {better_source(keys, bks)}:")
         w.emit(f"    {best} = {c}; {', '.join(bks)} = {', '.join(keys)}")
         w.depth -= 1
-        w.emit(f"s.{slot} = float({best})")
 
     def _Run(self, st: ir.Run, scope: Scope, w: CodeWriter) -> None:
         target = self.run_request(st, scope, w)

@@ -162,6 +162,9 @@ class ExprCompiler:
         self.registers: dict[str, str] = {}  # register name -> Python expression
         ns.globals[N.INDEX] = index_checker(ns.env)
         self.members: dict[int, Members] = {}  # id of a family's list -> its `Members`
+        # (kind, family, attribute) -> the local name of the member a `choose`
+        # loop is at: a reference indexed by the loop's attribute reads it
+        self.at_member: dict[tuple[str, str, str], str] = {}
 
     # -- references ------------------------------------------------------
     def ref(self, ref: ir.Ref, scope: Scope) -> str:
@@ -172,6 +175,10 @@ class ExprCompiler:
         if isinstance(ref.index, ir.Num):
             v = ref.index.value
             return self.ns.bind(members[int(v)], "st")
+        if isinstance(ref.index, ir.Attr):
+            local = self.at_member.get((ref.kind, ref.name, ref.index.name))
+            if local is not None:
+                return local
         by_index = self.members.get(id(members))
         if by_index is None:
             by_index = self.members[id(members)] = Members(members, self.ns.globals[N.INDEX],
