@@ -332,6 +332,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--fleet-from", type=float, default=None, metavar="T",
                     help="--fleet: the start-up run's horizon (1e-9): a cost per event counts "
                          "the events and time (or instructions) from T to the horizon")
+    ap.add_argument("--fleet-repeat", type=int, default=1, metavar="N",
+                    help="--fleet: N runs of each process, the contenders taking turns, the "
+                         "fastest kept (1; a shared machine's noise only adds time)")
     ap.add_argument("--fleet-load", type=float, default=1.0, metavar="X",
                     help="--fleet: X times every fleet's arrival rate (1: issue 28's loads, "
                          "under which replica.sq's engines saturate; 0.25: replica.sq's own "
@@ -379,9 +382,10 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
                              lambda text: print(text, file=sys.stderr, flush=True),
                              args.instructions,
                              tuple(args.reference_sizes) if args.reference_sizes else None,
-                             tuple(args.only) if args.only else None, start, args.fleet_load)
+                             tuple(args.only) if args.only else None, start, args.fleet_load,
+                             args.fleet_repeat, args.cpu)
     print(bench_fleet.table(rows, horizon, horizon / 4, args.cpu, args.instructions, start,
-                            args.fleet_load))
+                            args.fleet_load, args.fleet_repeat))
 
 
 if __name__ == "__main__":

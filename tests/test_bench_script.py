@@ -137,6 +137,22 @@ def test_fleet_growth_is_the_largest_fleets_cost_over_the_smallests():
     assert "ratio to SimPy" in fleet.table(rows, 400, 100, cpu=True)
 
 
+def test_fleet_repeat_keeps_the_fastest_whole_run():
+    """--fleet-repeat: of a process's runs the one with the least time (CPU
+    with --cpu, wall without), a failed run only when all failed; the table
+    says how many runs each figure is the best of."""
+    fleet = _fleet_module()
+    slow, fast = fleet.Measured(9.0, 0, 5, cpu=2.0), fleet.Measured(3.0, 0, 5, cpu=4.0)
+    failed = fleet.Measured(1.0, 0, None, "exit 2", cpu=1.0)
+    assert fleet.fastest([slow, failed, fast], cpu=True) is slow
+    assert fleet.fastest([slow, failed, fast], cpu=False) is fast
+    assert fleet.fastest([failed]) is failed
+    row = {"fleet": "replica", "R": 4, "version": "0.1.3", "serq": _measured(fleet, 2.0, 10),
+           "serq0": _measured(fleet, 1.0, 0)}
+    assert "the fastest of 3 runs each" in fleet.table([row], 400, 100, cpu=True, repeat=3)
+    assert "one run each" in fleet.table([row], 400, 100, cpu=True)
+
+
 def _replica(fleet):
     """The fleet benchmark's replica.sq entry."""
     return next(f for f in fleet.FLEETS if f.key == "replica")
