@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from heapq import heapify, heappush
+from heapq import heapify, heappop as plain_heappop, heappush
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator, Optional
 from unittest.mock import patch
 
 from serq.core.errors import SimulationError
 from serq.runtime.compile import schedule
-from serq.runtime.kernel.instant import CALENDAR, READY
+from serq.runtime.fast.burst import Burst
+from serq.runtime.kernel.instant import READY
+from serq.runtime.kernel.process import SessionProcess, unwatched_end
+from serq.runtime.resources import engine as engine_module
+from serq.runtime.sim import simulation as simulation_module
 from serq.runtime.resources.engine import StepStage
 from serq.runtime.resources.holds import HoldManager
 from serq.runtime.resources.pools import Pool
@@ -148,12 +152,24 @@ def end_without_pass() -> Iterator[None]:
 def replacement_at_next_event() -> Iterator[None]:
     """pyserq 0.1.3/0.1.4's closed replacement of a session that ends inside
     an engine's attempt (refused when its preempted hold is queued again),
-    emulated in serq-simpy for the runner: the replacement is created then
-    (an arrival), but runs its first statement only at the next event --
-    here, an entry of its start after the calendar's next entry (fleet
-    programs 34, 58 and 113 of the mixed family)."""
+    emulated in serq-simpy for the runner. pyserq creates the replacement
+    then (its serial, `init`) and appends it to its list of ready sessions
+    (the reference's source: `end_session`, `settle`, `admit_bound`). Two
+    things empty that list: an admission by a later engine's attempt in
+    the same settle (the replacement runs ahead of the admitted session),
+    else the next calendar entry's settle -- whatever the entry, even one
+    that changes nothing: the replacement runs at that entry's time, after
+    the entry's own handling (an iteration's end, a lease's pool pass) but
+    ahead of the sessions the entry makes ready and of the settle's pool
+    pass. Here the replacement's start entry waits until one of the two:
+    an admission's `run_ready`, or the loop's next pop, whose callbacks
+    that resume no session run first, then the start and, after it, the
+    resumptions, as READY entries of that time (bursts off: every entry
+    passes the loop). Fleet programs 34, 58 and 113 of the mixed family."""
     plain_attempt, plain_create = StepStage.attempt, Simulation.create_session
+    plain_allow, plain_run_ready = Burst.allow_burst, engine_module.run_ready
     made: list[Any] = []
+    waiting: list[Any] = []  # start entries taken off the calendar
     depth = [0]
 
     def create_session(self: Simulation, start_now: bool = False) -> None:
@@ -172,17 +188,46 @@ def replacement_at_next_event() -> Iterator[None]:
             depth[0] -= 1
         if depth[0] == 0 and made:
             q = self.env.queue
-            moved = [e for e in made if e in q]
+            waiting.extend(e for e in made if e in q)
             made.clear()
-            q[:] = [e for e in q if e not in moved]
+            q[:] = [e for e in q if e not in waiting]
             heapify(q)
-            now = self.env.now
-            t = min((e[0] for e in q if e[0] > now), default=now)  # the next event's time
-            for e in moved:  # (after the entries of that time: a sequence number past theirs)
-                heappush(q, (t, CALENDAR, e[2] + (1 << 40), e[3]))
+
+    def start_waiting(env: Any) -> None:
+        for e in waiting:  # (their old sequence numbers: ahead of what is ready since)
+            heappush(env.queue, (env.now, READY, e[2], e[3]))
+        waiting.clear()
+
+    def run_ready(env: Any) -> None:
+        start_waiting(env)
+        plain_run_ready(env)
+
+    def heappop(q: list) -> Any:
+        item = plain_heappop(q)
+        if waiting and not unwatched_end(item[3]):
+            event = item[3]
+            callbacks = event.callbacks
+            resumes = [c for c in callbacks
+                       if isinstance(getattr(c, "__self__", None), SessionProcess)]
+            own = [c for c in callbacks if c not in resumes]
+
+            def handled(ev: Any) -> None:
+                env = ev.env
+                for callback in own:
+                    callback(ev)
+                start_waiting(env)
+                if resumes:
+                    ev.callbacks = resumes
+                    heappush(env.queue, (env.now, READY, next(env.eids), ev))
+
+            event.callbacks = [handled]
+        return item
 
     with patch.object(Simulation, "create_session", create_session), \
-            patch.object(StepStage, "attempt", attempt):
+            patch.object(StepStage, "attempt", attempt), \
+            patch.object(engine_module, "run_ready", run_ready), \
+            patch.object(simulation_module, "heappop", heappop), \
+            patch.object(Burst, "allow_burst", lambda self, allowed: plain_allow(self, False)):
         yield
 
 

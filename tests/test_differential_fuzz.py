@@ -16,6 +16,8 @@ from __future__ import annotations
 import glob
 import json
 import os
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
@@ -765,6 +767,100 @@ def test_a_replacement_made_in_an_attempt_is_a_departure_of_0_1_3():
     cls = classify(Outcome("report", _report(source)), Outcome("report", ref), source,
                    rerun(source, job_of(source, "0.1.3")), "0.1.3")[0]
     assert "a replacement made in an engine's attempt" in cls
+
+
+# Where pyserq 0.1.3 runs such a replacement (its source: `end_session`
+# appends it to the ready list, which the next calendar entry's settle
+# empties, or an admission by a later engine's attempt in the same settle),
+# told apart by three programs; `replacement_at_next_event` must give each
+# pyserq's answer. (1) the next entry is the warm-up's end, which changes
+# nothing: the first replacement starts at 2.5, not 3 (then 6 and 9, as
+# without the warm-up; pyserq 0.1.3: mean 5.8333 of 3 = (2.5 + 6 + 9) / 3)
+REPLACED_AT_THE_WARMUP = REPLACED_IN_AN_ATTEMPT.replace(
+    "run { horizon 10; }", "run { horizon 10; warmup 2.5; }")
+# (2) the next entry is session 1's delay ending at 3: pyserq runs the
+# replacement (session 2) before session 1 goes on, so session 2 takes the
+# cap-1 pool `q2` first: `got` (serial × time) 2 × 3, then 1 × 4 (pyserq
+# 0.1.3: mean 5 of 2; after the entry's own session, the earlier
+# emulation's placement, 1 × 3 and 2 × 4: mean 5.5)
+AHEAD_OF_THE_ENTRYS_SESSION = """
+pool reqs { cap 1; }
+pool kv { cap 18; block 4; preempt lifo; }
+pool q2 { cap 1; }
+stage E : step { budget 8; cost 1; memory kv; }
+stage D : delay;
+workload { arrive closed(2); session { turn; request; } }
+server {
+  branch (serial < 1) {
+    hold reqs (1), kv (4) reserve (known) at admission (known = computed + 1) {
+      run E prefill (30) growing kv;
+    }
+  } else {
+    branch (serial < 2) { run D (3); }
+    hold q2 (1) { observe got = serial * now; run D (1); }
+  }
+}
+run { horizon 4.5; }
+"""
+# (3) an engine declared after the refusing one admits (`admit via E1`) in
+# the same settle: the replacement (session 4) runs then, at 2 (declared
+# before it: 3; pyserq 0.1.3: `start` means 32/9 and 33/9, the other eight
+# starts 0, 0, 0, 2, 4, 6, 8, 10 in both)
+ADMITTED_LATER_IN_THE_SETTLE = """
+pool reqs { cap 1; }
+pool kv { cap 18; block 4; preempt lifo; }
+pool slots { cap 1; admit via E1; }
+STAGES
+workload { arrive closed(3); session { turn; observe start = now; request; } }
+server {
+  branch (serial < 1) {
+    hold reqs (1), kv (4) reserve (known) at admission (known = computed + 1) {
+      run E0 prefill (30) growing kv;
+    }
+  } else {
+    hold slots (1) { run E1 prefill (16); }
+  }
+}
+run { horizon 10; }
+"""
+_E0 = "stage E0 : step { budget 8; cost 1; memory kv; }"
+_E1 = "stage E1 : step { budget 8; cost 1; }"
+E0_FIRST = ADMITTED_LATER_IN_THE_SETTLE.replace("STAGES", _E0 + "\n" + _E1)
+E1_FIRST = ADMITTED_LATER_IN_THE_SETTLE.replace("STAGES", _E1 + "\n" + _E0)
+
+
+def _emulated(source: str, name: str) -> list[tuple[int, float, float]]:
+    with replacement_at_next_event(), end_without_pass():
+        return _samples(source, name)
+
+
+def test_the_replacements_place_in_0_1_3_emulated():
+    """The emulation's answers to the three programs (pyserq 0.1.3's, below)."""
+    assert [t for _k, t, _v in _emulated(REPLACED_AT_THE_WARMUP, "start")] == [2.5, 6.0, 9.0]
+    assert [(k, t) for k, t, _v in _emulated(AHEAD_OF_THE_ENTRYS_SESSION, "got")] == [
+        (2, 3.0), (1, 4.0)]
+    assert _emulated(E0_FIRST, "start")[4] == (4, 2.0, 2.0)
+    assert _emulated(E1_FIRST, "start")[4] == (4, 3.0, 3.0)
+    # serq-simpy's own semantics (Part 02 §10.3 step 1): the replacement runs
+    # at once, at 2 (before the warm-up ends) and ahead of session 1 at 3
+    assert [t for _k, t, _v in _samples(REPLACED_AT_THE_WARMUP, "start")] == [5.0, 8.0]
+    assert [(k, t) for k, t, _v in _samples(AHEAD_OF_THE_ENTRYS_SESSION, "got")][:2] == [
+        (2, 2.0), (1, 3.0)]
+
+
+@requires("0.1.3")
+@pytest.mark.parametrize("source", [REPLACED_AT_THE_WARMUP, AHEAD_OF_THE_ENTRYS_SESSION,
+                                    E0_FIRST, E1_FIRST],
+                         ids=["warm-up's end", "ahead of the entry's session",
+                              "admitted later in the settle", "admitted earlier"])
+def test_the_replacements_place_is_0_1_3s(source):
+    assert not emulated_differences(source, _both_emulations)
+
+
+@contextmanager
+def _both_emulations() -> Iterator[None]:
+    with replacement_at_next_event(), end_without_pass():
+        yield
 
 
 # fleet program 10 (deterministic, 0.1.3), made small: a hold whose demand

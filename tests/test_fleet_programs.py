@@ -91,6 +91,19 @@ def test_fleet_programs_10_and_28_are_departures():
         "departure: over_cap's need before rounding", "departure: a pool pass at a session's end"]
 
 
+#: the mixed programs that were open findings until the emulation of "a
+#: replacement made in an engine's attempt" followed pyserq's ready list
+#: (closed populations with `reserve (known)`; docs/departures.md)
+REPLACED_IN_ATTEMPTS = [320, 708, 1143, 1179, 1582, 1650, 2004, 2227]
+
+
+@requires("0.1.3")
+def test_mixed_programs_with_a_replacement_in_an_attempt_are_departures():
+    rows = against_reference(REPLACED_IN_ATTEMPTS, "mixed")
+    assert all(cls.startswith("departure:") and "a replacement made in an engine's attempt"
+               in cls for _s, cls, _d in rows), [(s, cls) for s, cls, _d in rows]
+
+
 @pytest.mark.slow
 @requires("0.1.3")
 @pytest.mark.parametrize("family,count", [("replica", 300), ("pd", 100), ("mixed", 200)])
