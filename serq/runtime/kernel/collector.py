@@ -7,18 +7,21 @@ work is then pure overhead, and it grows with the fleet: CPython counts a
 generation-0 collection down by every tracked object freed, so with
 sessions ending as fast as they start its youngest generation gathers
 thousands of objects between collections, and each collection visits
-what they point to across a heap of millions. Measured on replica.sq
-(horizon 150, CPU seconds): R = 256, 60.9 s with the default thresholds
-(3.8 s inside collections) against 48.6 s with generation 0 collected
-every 50,000 allocations (0.5 s); R = 4, 0.01 s either way.
+what they point to across a heap far beyond the caches (at R = 64 a young
+collection found 5,300 objects, its threshold being 700). Measured on
+replica.sq at issue 28's load, horizon 150, R = 256: 3.8 s of the run
+inside collections with CPython's thresholds, 0.5 s with generation 0
+collected every 50,000 allocations, the peak memory the same (194 MB);
+R = 4 (horizon 400): 0.01 s either way (docs/guide/performance.md).
 
 `fewer_collections()` raises the first threshold to `YOUNG` for the
 duration of a run (the others stay as they are), and puts back what it
 found. Garbage cycles (a user's policy may make them) are still
 collected, at most `YOUNG` tracked allocations later. Nested and
 concurrent runs (threads of a study's workers) share one raise: the
-first in sets it, the last out restores it, unless the caller changed
-the thresholds in between or had turned the collector's thresholds off.
+first in sets it, the last out restores it unless the thresholds were
+changed in between. A caller's own choice stands: automatic collection
+turned off (threshold 0), or a first threshold of `YOUNG` or more.
 """
 from __future__ import annotations
 
