@@ -17,7 +17,9 @@ R = 4 (horizon 400): 0.01 s either way (docs/guide/performance.md).
 `fewer_collections()` raises the first threshold to `YOUNG` for the
 duration of a run (the others stay as they are), and puts back what it
 found. Garbage cycles (a user's policy may make them) are still
-collected, at most `YOUNG` tracked allocations later. Nested and
+collected: by a young collection once `YOUNG` more tracked objects have
+been made than freed (700 by default), by the older generations' as
+before (every ten of the generation below). Nested and
 concurrent runs (threads of a study's workers) share one raise: the
 first in sets it, the last out restores it unless the thresholds were
 changed in between. A caller's own choice stands: automatic collection
