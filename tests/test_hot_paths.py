@@ -169,21 +169,35 @@ def test_client_rows_are_the_kept_rows_by_time_then_as_recorded():
 
 def test_lru_victim_is_the_least_key_in_order():
     # entries put out of (last, rseq) order (a dead copy keeps its old key)
-    # and ties: the victim is what `min` over the entries would pick
+    # and ties: the victim is what `min` over the entries would pick, also
+    # when the victim kept from the last call (`lru_front`) was shrunk,
+    # evicted, taken out or put again in between
     rng = random.Random(3)
     pool = Pool.__new__(Pool)
     pool.entries = {}
-    pool.lru_sorted, pool.lru_tail = True, ()
+    pool.lru_sorted, pool.lru_tail, pool.lru_front = True, (), None
     pool.touch = lambda: None
-    pool.cached = 0.0
-    for n in range(400):
-        if pool.entries and rng.random() < 0.3:
+    pool.cached = pool.evicted_units = 0.0
+    pool.evicted_entries = 0
+    kept = 0
+    for n in range(2000):
+        if pool.entries and rng.random() < 0.5:
             expected = min(pool.entries.values(), key=_lru_key)
+            kept += pool.lru_front is expected
             assert pool._lru_victim() is expected
-            del pool.entries[expected.key]
+            what = rng.random()
+            if what < 0.5:  # the victim loses some units and stays first
+                pool._shrink(expected, expected.size / 2)
+            elif what < 0.8:  # evicted
+                pool._shrink(expected, expected.size)
+            elif what < 0.9:  # taken out (not an eviction)
+                pool.remove_entry(expected.key)
+            else:  # released again: the last entry
+                pool.put_entry(CacheEntry(expected.key, 16.0, float(n), 9, None, None))
             continue
         last = float(n if rng.random() < 0.8 else rng.randint(0, n))
         pool.put_entry(CacheEntry(rng.randint(0, 60), 16.0, last, rng.randint(0, 5), None, None))
+    assert kept > 100  # (the kept victim was used, not only looked for)
 
 
 def test_whole_steps_match_the_loop():
@@ -221,7 +235,7 @@ def test_bulk_eviction_is_block_by_block():
     def pool(bulk):
         p = Pool.__new__(Pool)
         p.entries = {}
-        p.lru_sorted, p.lru_tail = True, ()
+        p.lru_sorted, p.lru_tail, p.lru_front = True, (), None
         p.touch = lambda: None
         p.spec = SimpleNamespace(spill=None, evict_keys=None)
         p.cap, p.block, p.used, p.cached = 4096.0, 16.0, 0.0, 0.0

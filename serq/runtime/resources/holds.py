@@ -741,7 +741,7 @@ class HoldManager:
         tier = sp.tier
         tier.make_room(piece)
         key = entry.key if entry.session is not None else ("spill", pool.label, entry.key)
-        te = tier.entries.pop(key, None)
+        te = tier.pop_entry(key)
         tier.touch()
         if te is None:
             te = CacheEntry(key, 0.0, now, 0, entry.session, entry.snap)

@@ -68,7 +68,7 @@ class Pool:
     # processor's caches when an event reaches it).
     __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count", "freed",
                  "queue", "growers", "frames", "entries", "t_last", "int_used", "int_cached",
-                 "int_queue", "int_holders", "lru_sorted", "lru_tail", "overhang",
+                 "int_queue", "int_holders", "lru_sorted", "lru_tail", "lru_front", "overhang",
                  "listing", "__dict__", "__weakref__")
 
     def __init__(self, sim: Any, name: str, index: Optional[int], spec: Any):
@@ -102,6 +102,11 @@ class Pool:
         # first entry is the victim), and the greatest key put since then
         self.lru_sorted = True
         self.lru_tail: tuple = ()
+        # the first entry of `entries` when known (None: look): in a full
+        # cache nine victims in ten are the one before, which only loses
+        # units; finding it again crossed the slots its removed predecessors
+        # left at the front of the dictionary
+        self.lru_front: Optional[CacheEntry] = None
         self.frames: list[Any] = []        # hold frames holding this pool (admission order)
         self.leases: list[Any] = []        # leases of this pool
         self.holder_count: dict[Any, int] = {}
@@ -330,9 +335,17 @@ class Pool:
         e = self.entries.get(session.sid)
         return e.size if e is not None else 0.0
 
+    def pop_entry(self, key: Any) -> Optional[CacheEntry]:
+        """`entries.pop(key, None)`, keeping `lru_front` true (every removal
+        of an entry goes through here or `_shrink`)."""
+        e = self.entries.pop(key, None)
+        if e is not None and e is self.lru_front:
+            self.lru_front = None
+        return e
+
     def remove_entry(self, key: Any) -> Optional[CacheEntry]:
         """Take an entry out of the cache (not an eviction)."""
-        e = self.entries.pop(key, None)
+        e = self.pop_entry(key)
         if e is not None:
             self.touch()
             self.cached -= e.size
@@ -341,7 +354,7 @@ class Pool:
     def put_entry(self, entry: CacheEntry) -> None:
         """Insert (or replace) an entry."""
         self.touch()
-        old = self.entries.pop(entry.key, None)
+        old = self.pop_entry(entry.key)
         if old is not None:
             self.cached -= old.size
         self.entries[entry.key] = entry
@@ -367,7 +380,11 @@ class Pool:
             self.lru_sorted = True
             last = next(reversed(self.entries.values()))
             self.lru_tail = (last.last, last.rseq)
-        return next(iter(self.entries.values()))
+            self.lru_front = None
+        front = self.lru_front
+        if front is None:
+            front = self.lru_front = next(iter(self.entries.values()))
+        return front
 
     def make_room(self, units: float) -> None:
         """Evict until `units` more fit next to what is used and cached (§8)."""
@@ -406,6 +423,8 @@ class Pool:
         if e.size <= TOL:
             self.cached -= e.size
             del self.entries[e.key]
+            if e is self.lru_front:
+                self.lru_front = None
             self.evicted_entries += 1
 
     def _evict_piece(self, e: CacheEntry) -> None:
@@ -483,6 +502,11 @@ class Pool:
             raise SimulationError(
                 f"invariant broken at pool `{self.label}`: entries sum to {shortest(cached)} "
                 f"but {shortest(self.cached)} are cached", now)
+        if self.lru_front is not None and self.lru_front is not next(iter(self.entries.values()),
+                                                                     None):
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: the entry kept as the first "
+                "is not the first of its entries", now)
 
 
 def _lru_key(e: CacheEntry) -> tuple[float, int]:
