@@ -103,9 +103,9 @@ class Pool:
         self.lru_sorted = True
         self.lru_tail: tuple = ()
         # the first entry of `entries` when known (None: look): in a full
-        # cache nine victims in ten are the one before, which only loses
-        # units; finding it again crossed the slots its removed predecessors
-        # left at the front of the dictionary
+        # cache nine victims in ten are the one before, which only lost
+        # units (replica.sq); a look makes an iterator over the dictionary
+        # and crosses the slots that removed entries left at its front
         self.lru_front: Optional[CacheEntry] = None
         self.frames: list[Any] = []        # hold frames holding this pool (admission order)
         self.leases: list[Any] = []        # leases of this pool
