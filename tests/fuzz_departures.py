@@ -165,7 +165,9 @@ def replacement_at_next_event() -> Iterator[None]:
     an admission's `run_ready`, or the loop's next pop, whose callbacks
     that resume no session run first, then the start and, after it, the
     resumptions, as READY entries of that time (bursts off: every entry
-    passes the loop). Fleet programs 34, 58 and 113 of the mixed family."""
+    passes the loop). Mixed fleet programs 34, 58 and 113, and 320, 708,
+    1143, 1179, 1582, 1650, 2004 and 2227, which an earlier placement (after
+    the next entry and its pool pass) left unexplained."""
     plain_attempt, plain_create = StepStage.attempt, Simulation.create_session
     plain_allow, plain_run_ready = Burst.allow_burst, engine_module.run_ready
     made: list[Any] = []
