@@ -8,6 +8,7 @@
     python scripts/bench.py --only prefix --floor --repeat 7   # with Python's start-up
     python scripts/bench.py --fleet              # the fleet benchmark (scripts/bench_fleet.py)
     python scripts/bench.py --fleet --instructions   # ... instructions per event (callgrind)
+    python scripts/bench.py --fleet --cpu --fleet-repeat 3   # ... CPU time, best of 3 each
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
