@@ -774,8 +774,9 @@ def test_a_replacement_made_in_an_attempt_is_a_departure_of_0_1_3():
 # empties, or an admission by a later engine's attempt in the same settle),
 # told apart by three programs; `replacement_at_next_event` must give each
 # pyserq's answer. (1) the next entry is the warm-up's end, which changes
-# nothing: the first replacement starts at 2.5, not 3 (then 6 and 9, as
-# without the warm-up; pyserq 0.1.3: mean 5.8333 of 3 = (2.5 + 6 + 9) / 3)
+# nothing: the first replacement starts there, at 2.5, not at the
+# iteration's end at 3 (then 6 and 9, as without the warm-up; pyserq
+# 0.1.3: mean 5.8333 of 3 = (2.5 + 6 + 9) / 3)
 REPLACED_AT_THE_WARMUP = REPLACED_IN_AN_ATTEMPT.replace(
     "run { horizon 10; }", "run { horizon 10; warmup 2.5; }")
 # (2) the next entry is session 1's delay ending at 3: pyserq runs the
@@ -829,8 +830,16 @@ E0_FIRST = ADMITTED_LATER_IN_THE_SETTLE.replace("STAGES", _E0 + "\n" + _E1)
 E1_FIRST = ADMITTED_LATER_IN_THE_SETTLE.replace("STAGES", _E1 + "\n" + _E0)
 
 
-def _emulated(source: str, name: str) -> list[tuple[int, float, float]]:
+@contextmanager
+def _both_emulations() -> Iterator[None]:
+    """The replacement's emulation with the departure it usually comes with
+    (the refused session's end admits the next hold)."""
     with replacement_at_next_event(), end_without_pass():
+        yield
+
+
+def _emulated(source: str, name: str) -> list[tuple[int, float, float]]:
+    with _both_emulations():
         return _samples(source, name)
 
 
@@ -855,12 +864,6 @@ def test_the_replacements_place_in_0_1_3_emulated():
                               "admitted later in the settle", "admitted earlier"])
 def test_the_replacements_place_is_0_1_3s(source):
     assert not emulated_differences(source, _both_emulations)
-
-
-@contextmanager
-def _both_emulations() -> Iterator[None]:
-    with replacement_at_next_event(), end_without_pass():
-        yield
 
 
 # fleet program 10 (deterministic, 0.1.3), made small: a hold whose demand
