@@ -260,9 +260,14 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
 def _settle_gc(entry: bool) -> None:
     """When the command is the process (`main()` without arguments, as the
     console script and `python -m serq` call it): move every object made so
-    far (imported modules, the loaded program) out of the cyclic garbage
-    collector's sight. Its collections at interpreter exit then skip them,
-    ~20 ms of a start; what the run makes from here on is collected as usual."""
+    far out of the cyclic garbage collector's sight. Called before the run
+    (imported modules, the loaded program: its collections at interpreter
+    exit then skip them, ~20 ms of a start) and after it: the finished
+    run's objects, garbage in cycles (sessions, resources and the calendar
+    point to each other), are then neither visited nor freed by the
+    collections the report's imports set off, nor at exit -- the process
+    ends after the report (replica.sq at R = 256: 0.75 s of a run at
+    horizon 150, docs/guide/performance.md)."""
     if entry:
         import gc
         gc.freeze()
@@ -314,10 +319,12 @@ def _execute(args: argparse.Namespace, inputs: list[tuple[str, str]],
             program, policies=policies, progress=progress, max_live=args.max_live,
             max_memory=memory_limit(args)))
     except RunStopped as stop:
+        _settle_gc(entry)
         return _stopped(args, stop)
     finally:
         if progress is not None:
             progress.close()
+    _settle_gc(entry)
     _write_report(args, report)
     return 1 if any(p.stuck for p in report.pools) else 0
 
