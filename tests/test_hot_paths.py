@@ -519,25 +519,6 @@ def test_block_rounding_keeps_nan_and_infinities():
             assert pool.rd(x) == down and type(pool.rd(x)) is type(down), (block, x)
 
 
-def test_deferred_gaps_are_each_time_minus_the_one_before():
-    # `settle` takes a deferred run's gaps from its times (doubles in an
-    # array): a loop in Python below VECTOR_MIN of them, numpy from there;
-    # both give, bit for bit, each time after warm-up minus the time before
-    # it (the run's first: the turn's last token), the subtraction done in
-    # Python as before the change
-    from array import array
-    from serq.runtime.sim import tokens
-    rng = random.Random(5)
-    for n in range(1, 2 * tokens.VECTOR_MIN + 3):
-        times = [rng.uniform(0, 100) for _ in range(n)]
-        times.sort()
-        prev = rng.uniform(-1, times[0])
-        for i in range(n):
-            want = [times[j] - (times[j - 1] if j else prev) for j in range(i, n)]
-            got = tokens._gaps(array("d", times), i, prev)
-            assert type(got) is array and got.tolist() == want, (n, i)
-
-
 def test_deferred_decode_tokens_are_recorded_as_one_by_one():
     # an engine's iteration end records a run's first decode token and
     # defers the later ones (`decode_deferred`, `job.ticks`); they are

@@ -81,32 +81,6 @@ def compact(gaps: dict) -> None:
             gaps[stage] = array("d", g)
 
 
-#: deferred decode tokens from which `settle` takes the gaps with numpy (for
-#: fewer, a loop in Python costs less than numpy's calls)
-VECTOR_MIN = 16
-
-
-def _gaps(ticks: array, i: int, prev: float) -> array:
-    """The gaps of the token times `ticks[i:]` (increasing), each the time
-    minus the one before it: `ticks[i - 1]`, or `prev` for the first of all.
-    `ticks` holds doubles, not float objects: at a large fleet the floats a
-    list would point to lie apart in memory, each read a cache miss (a
-    run's tokens are some R events apart)."""
-    n = len(ticks)
-    if i:
-        prev = ticks[i - 1]
-    if n - i < VECTOR_MIN:
-        before = [prev]
-        before += ticks[i:n - 1]
-        return array("d", map(sub, ticks[i:], before))
-    out = array("d", bytes(8 * (n - i)))
-    a = np.frombuffer(ticks)
-    g = np.frombuffer(out)
-    g[0] = a[i] - prev
-    np.subtract(a[i + 1:], a[i:n - 1], out=g[1:])
-    return out
-
-
 class TokenState:
     """A session's request and turn sequences, and its pending gaps."""
 
@@ -167,7 +141,7 @@ class TokenLog:
         longer reads the session's token state at every token."""
         self.decode(s, stage, t)
         s.tok.pend = job
-        job.ticks = array("d")
+        job.ticks = []
 
     def settle(self, st: TokenState) -> None:
         """Record the deferred decode tokens of `st.pend` (`decode_deferred`):
@@ -191,14 +165,17 @@ class TokenLog:
             r.prev_stage = stage
         u = st.turn
         if last >= self.warmup:  # the gaps ending after warm-up
-            gaps = _gaps(ticks, bisect_left(ticks, self.warmup), u.last)
+            before = [u.last]
+            before += ticks[:-1]
+            gaps = list(map(sub, ticks, before))  # each time minus the token before it
+            i = bisect_left(ticks, self.warmup)
+            if i:
+                del gaps[:i]
             out = st.gaps.get(stage)
             if out is None:
                 st.gaps[stage] = gaps
             else:
-                if type(out) is list:
-                    out = st.gaps[stage] = array("d", out)
-                out += gaps
+                out.extend(gaps)
         u.count += n
         u.last = last
         u.prev_decode = True
@@ -286,18 +263,16 @@ class TokenLog:
         the first time is recorded run by run (`decode_deferred`, which
         `decode` records at once) and the rest deferred with the run's
         later tokens (`settle`): the same counts, last tokens and gaps."""
-        each = rest = None
+        rest = None
         for job in decoders:
             ticks = job.ticks
             if ticks is not None:  # (its tokens are deferred already)
-                if each is None:
-                    each = array("d", times)
-                ticks += each
+                ticks += times
                 continue
             self.decode_deferred(job.session, stage, times[0], job)
             if len(times) > 1:
                 if rest is None:
-                    rest = array("d", times[1:])
+                    rest = times[1:]
                 job.ticks += rest
 
     @staticmethod
