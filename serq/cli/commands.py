@@ -266,8 +266,8 @@ def _settle_gc(entry: bool) -> None:
     run's objects, garbage in cycles (sessions, resources and the calendar
     point to each other), are then neither visited nor freed by the
     collections the report's imports set off, nor at exit -- the process
-    ends after the report (replica.sq at R = 256: 0.75 s of a run at
-    horizon 150, docs/guide/performance.md)."""
+    ends after the report (replica.sq at R = 256, horizon 400: 2.4 s from
+    the run's end to the exit became 0.6 s, docs/guide/performance.md)."""
     if entry:
         import gc
         gc.freeze()
