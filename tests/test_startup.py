@@ -90,8 +90,11 @@ def test_the_command_freezes_the_finished_run_before_its_report():
     # the run's objects (garbage in cycles once it returns) leave the collector's
     # sight before the report is written: the report's imports set off no
     # collection that visits them (docs/guide/performance.md); the count of frozen
-    # objects grows between the start of the run and the report, and a stopped
-    # run's report is written the same way
+    # objects grows between the start of the run and the report (gc.freeze is
+    # the only thing that changes it: without the call the two counts are
+    # equal), and a stopped run's report is written the same way. The exit
+    # statuses: 0 for mg1's run (no pool is stuck), 1 for a run stopped by
+    # --max-memory (`_stopped`: 1 unless the stop was an interrupt)
     code = ("import gc, sys; from serq import api; from serq.cli import commands as c; "
             "seen = []; run, write, stopped = api.run, c._write_report, c._stopped; "
             "api.run = lambda *a, **k: (seen.append(gc.get_freeze_count()), run(*a, **k))[1]; "
