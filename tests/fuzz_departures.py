@@ -253,27 +253,33 @@ def holders_listed() -> Iterator[None]:
     memory pool the candidates are the residents that are listed, so a
     resident whose inner hold of the pool has ended is none, and its growth
     may stall where serq-simpy preempts (generator seed 108574). A leg is
-    listed as its session (so a lease a leg leaves stays listed as it was, and a
-    release by the session drops it: drawing program 1073968's program
-    against 0.1.3, `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py)."""
+    listed as itself while it runs, and its listings pass to its session
+    with its lease when it ends (so a release by the session then drops
+    them: drawing program 1073968's program against 0.1.3,
+    `LEASE_BESIDE_A_HOLD` in tests/test_differential_settle.py; while the
+    leg runs, a release by the session leaves its listing: mixed fleet
+    program 6629)."""
     add, victim = Pool.add_holder, HoldManager._victim
 
     def add_holder(self: Pool, session: Any) -> None:
         if type(self.holder_count) is not _Listings:
             self.holder_count = _Listings(self.holder_count)
-        session = _root(session)
         add(self, session)
         self.__dict__.setdefault("listed_013", []).append(session)
 
     def remove_holder(self: Pool, session: Any) -> None:
-        session = _root(session)
         self.holder_count.pop(session, None)
         for listing in (self.__dict__.get("listed_013"), self.listing):
             if listing:
                 listing[:] = [s for s in listing if s is not session]
 
     def pass_holder(self: Pool, old: Any, new: Any) -> None:
-        pass  # (listed as the session already)
+        c = self.holder_count.pop(old, 0)
+        if c:
+            self.holder_count[new] = self.holder_count.get(new, 0) + c
+        for listing in (self.__dict__.get("listed_013"), self.listing):
+            if listing:
+                listing[:] = [new if s is old else s for s in listing]
 
     def listed_victim(self: HoldManager, pool: Pool) -> Any:
         listing = pool.__dict__.get("listed_013")
@@ -284,12 +290,10 @@ def holders_listed() -> Iterator[None]:
             # whose inner hold of the pool has ended is no candidate
             # (generator seed 108574), so its growth may stall instead
             listed = set(listing)
-            residents = [f for f in self._candidates(pool) if _root(f.session) in listed]
+            residents = [f for f in self._candidates(pool) if f.session in listed]
             return pool.preempt_victim(residents) if residents else None
-        live: dict[Any, Any] = {}  # listed session -> a holder of a live hold (never a lease)
-        for f in pool.frames:
-            live.setdefault(_root(f.session), f.session)
-        candidates = [self._frame_of(live[s], pool, "preempt")[0] for s in listing if s in live]
+        live = {f.session for f in pool.frames}  # holders of a live hold (never a lease)
+        candidates = [self._frame_of(s, pool, "preempt")[0] for s in listing if s in live]
         if not candidates:
             return None
         return self._frame_of(pool.preempt_victim(candidates).session, pool, "preempt")[0]
@@ -297,13 +301,6 @@ def holders_listed() -> Iterator[None]:
                         pass_holder=pass_holder), \
             patch.object(HoldManager, "_victim", listed_victim):
         yield
-
-
-def _root(session: Any) -> Any:
-    """The session a leg (of a leg …) belongs to; a session itself."""
-    while getattr(session, "parent", None) is not None:
-        session = session.parent
-    return session
 
 
 @dataclass

@@ -104,6 +104,20 @@ def test_mixed_programs_with_a_replacement_in_an_attempt_are_departures():
                in cls for _s, cls, _d in rows), [(s, cls) for s, cls, _d in rows]
 
 
+@requires("0.1.3")
+def test_mixed_program_6629_is_a_departure():
+    """The mixed program whose fork leg of session 16 holds `kv[0]` while
+    the session's lease of it ends: pyserq 0.1.3 keeps the leg among the
+    candidates of a preemption at t = 28.103 (a leg is listed as itself
+    while it runs), and under the emulation of that listing serq-simpy
+    gives its report but for the holders. When the emulation listed a leg
+    as its session, the lease's end took the leg out, another resident was
+    preempted, and the program was a finding: the runs parted from there
+    (docs/departures.md, "Holders counted as sessions")."""
+    [(_seed, cls, _diffs)] = against_reference([6629], "mixed")
+    assert cls == "departure: holders counted as sessions"
+
+
 @pytest.mark.slow
 @requires("0.1.3")
 @pytest.mark.parametrize("family,count", [("replica", 300), ("pd", 100), ("mixed", 200)])
