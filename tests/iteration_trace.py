@@ -1,0 +1,143 @@
+"""Where a run first parts from the reference: the step engines' iterations,
+one line each, in serq-simpy and in pyserq, and the first line that differs.
+
+pyserq prints a line per iteration it launches when `SERQ_TRACE_ITER` is
+set (0.1.3: `ITER <t> <serial>:<turn>:<p|d><tokens> … | used <u> cached
+<c>`, `u` and `c` the engine's memory pool in blocks, or units without a
+block, 0 for an engine without memory). `ours` writes the same lines from
+serq-simpy's `StepStage._launch`, event by event (the invariant checker's
+run, which takes no fast path), under any of the runner's emulations
+(tests/fuzz_departures.py). Two reports that differ say that a run parted;
+the first differing iteration says when, and which sessions it served:
+mixed fleet program 6629 was found this way (docs/departures.md).
+
+    python tests/iteration_trace.py PROGRAM.sq [--horizon T]
+        [--emulate holders_listed,...] [--version 0.1.3]
+
+prints the number of iterations that agree and the first that does not.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from contextlib import ExitStack
+from typing import Iterable, Optional
+
+DRIVER = r"""
+import sys, pyserq
+prog = pyserq.compile(source=sys.stdin.read(), seed=int(sys.argv[1]))
+pyserq.run(prog)
+"""
+
+
+def number(x: float) -> str:
+    """A number as pyserq's trace writes it (Rust's `{}` of an f64: `64`,
+    `2.5`)."""
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
+        return str(int(x))
+    return repr(float(x))
+
+
+def with_horizon(text: str, horizon: Optional[float]) -> str:
+    """The program with its `run { … }` block's horizon set (no warm-up)."""
+    if horizon is None:
+        return text
+    out, n = re.subn(r"run \{[^}]*\}", f"run {{ horizon {horizon!r}; }}", text, count=1)
+    if n != 1:
+        raise ValueError("the program has no `run { … }` block to set the horizon in")
+    return out
+
+
+def reference(text: str, version: str = "0.1.3", seed: int = 1) -> list[str]:
+    """pyserq's iteration lines for `text` (its `SERQ_TRACE_ITER` output)."""
+    from oracle import interpreter
+
+    python = interpreter(version)
+    if python is None:
+        raise RuntimeError(f"pyserq {version} is not installed (tests/oracle.py)")
+    env = dict(os.environ, SERQ_TRACE_ITER="1")
+    proc = subprocess.run([python, "-c", DRIVER, str(seed)], input=text, text=True,
+                          capture_output=True, env=env, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()
+                           else f"pyserq exited with {proc.returncode}")
+    return [ln for ln in proc.stderr.splitlines() if ln.startswith("ITER ")]
+
+
+def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
+    """serq-simpy's iteration lines for `text`, written as pyserq writes
+    them, under the named emulations of tests/fuzz_departures.py."""
+    import serq
+    from serq.runtime.resources.engine import StepStage
+    from serq.runtime.sim.simulation import Simulation
+    import fuzz_departures
+
+    lines: list[str] = []
+    launch = StepStage._launch
+
+    def traced(self, assign, *args, **kw):
+        served = " ".join(f"{job.session.sid}:{int(job.session.turn_no)}:"
+                          f"{'d' if job.mode == 'decode' else 'p'}{number(t)}"
+                          for job, t, _k in assign)
+        mem = self.memory
+        if mem is None:
+            used = cached = 0.0
+        else:
+            block = mem.spec.block or 1.0
+            used, cached = mem.used / block, mem.cached / block
+        lines.append(f"ITER {self.env.now:.4f} {served} | used {number(used)} "
+                     f"cached {number(cached)}")
+        return launch(self, assign, *args, **kw)
+
+    with ExitStack() as stack:
+        for name in emulate:
+            stack.enter_context(getattr(fuzz_departures, name)())
+        StepStage._launch = traced
+        try:
+            Simulation(serq.load(source=text, seed=seed), check_invariants=True).run()
+        finally:
+            StepStage._launch = launch
+    return lines
+
+
+def first_difference(a: list[str], b: list[str]) -> Optional[int]:
+    """The index of the first line where `a` and `b` differ (one may end
+    first), or None when they are the same."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Compare the traces of one program; exit status 1 when they differ."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("program")
+    ap.add_argument("--horizon", type=float)
+    ap.add_argument("--emulate", default="", help="emulations, comma-separated")
+    ap.add_argument("--version", default="0.1.3")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    with open(args.program, encoding="utf-8") as fh:
+        text = with_horizon(fh.read(), args.horizon)
+    names = [n for n in args.emulate.split(",") if n]
+    mine = ours(text, args.seed, names)
+    theirs = reference(text, args.version, args.seed)
+    at = first_difference(mine, theirs)
+    if at is None:
+        print(f"the same: {len(mine)} iterations")
+        return 0
+    print(f"{at} iterations agree; then")
+    print(f"  serq-simpy:   {mine[at] if at < len(mine) else '(no more)'}")
+    print(f"  pyserq {args.version}: {theirs[at] if at < len(theirs) else '(no more)'}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    raise SystemExit(main())
