@@ -14,7 +14,8 @@ mixed fleet program 6629 was found this way (docs/departures.md).
     python tests/iteration_trace.py PROGRAM.sq [--horizon T]
         [--emulate holders_listed,...] [--version 0.1.3]
 
-prints the number of iterations that agree and the first that does not.
+prints the number of iterations that agree and the first that does not
+(exit status 1; 2 when a program or a version cannot be traced).
 """
 from __future__ import annotations
 
@@ -62,9 +63,13 @@ def reference(text: str, version: str = "0.1.3", seed: int = 1) -> list[str]:
     proc = subprocess.run([python, "-c", DRIVER, str(seed)], input=text, text=True,
                           capture_output=True, env=env, timeout=600)
     if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip()
-                           else f"pyserq exited with {proc.returncode}")
-    return [ln for ln in proc.stderr.splitlines() if ln.startswith("ITER ")]
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        raise RuntimeError(f"pyserq {version}:\n" + "\n".join(lines[-6:]) if lines
+                           else f"pyserq {version} exited with {proc.returncode}")
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ITER ")]
+    if not lines and "step" in text:
+        raise RuntimeError(f"pyserq {version} printed no iteration (SERQ_TRACE_ITER)")
+    return lines
 
 
 def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
@@ -81,7 +86,7 @@ def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
     def traced(self, assign, *args, **kw):
         served = " ".join(f"{job.session.sid}:{int(job.session.turn_no)}:"
                           f"{'d' if job.mode == 'decode' else 'p'}{number(t)}"
-                          for job, t, _k in assign)
+                          for job, t, _k in assign if job.session is not None)
         mem = self.memory
         if mem is None:
             used = cached = 0.0
@@ -123,11 +128,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--version", default="0.1.3")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    with open(args.program, encoding="utf-8") as fh:
-        text = with_horizon(fh.read(), args.horizon)
     names = [n for n in args.emulate.split(",") if n]
-    mine = ours(text, args.seed, names)
-    theirs = reference(text, args.version, args.seed)
+    try:
+        with open(args.program, encoding="utf-8") as fh:
+            text = with_horizon(fh.read(), args.horizon)
+        mine = ours(text, args.seed, names)
+        theirs = reference(text, args.version, args.seed)
+    except (OSError, ValueError, RuntimeError, AttributeError) as e:
+        print(f"iteration_trace: {e}", file=sys.stderr)
+        return 2
     at = first_difference(mine, theirs)
     if at is None:
         print(f"the same: {len(mine)} iterations")
