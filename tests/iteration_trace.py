@@ -20,17 +20,18 @@ prints the number of iterations that agree and the first that does not
 """
 from __future__ import annotations
 
+import json
 import math
 import os
-import re
 import subprocess
 import sys
 from contextlib import ExitStack
 from typing import Iterable, Optional
+from unittest.mock import patch
 
 DRIVER = r"""
-import sys, pyserq
-prog = pyserq.compile(source=sys.stdin.read(), seed=int(sys.argv[1]))
+import json, sys, pyserq
+prog = pyserq.compile(source=sys.stdin.read(), **json.loads(sys.argv[1]))
 pyserq.run(prog)
 """
 
@@ -43,17 +44,14 @@ def number(x: float) -> str:
     return repr(float(x))
 
 
-def with_horizon(text: str, horizon: Optional[float]) -> str:
-    """The program with its `run { … }` block's horizon set (no warm-up)."""
-    if horizon is None:
-        return text
-    out, n = re.subn(r"run \{[^}]*\}", f"run {{ horizon {horizon!r}; }}", text, count=1)
-    if n != 1:
-        raise ValueError("the program has no `run { … }` block to set the horizon in")
-    return out
+def settings(seed: int, horizon: Optional[float]) -> dict:
+    """The run's settings as both implementations take them (the CLI's
+    overrides): the seed, and a horizon with no warm-up when one is given."""
+    return {"seed": seed} if horizon is None else {"seed": seed, "horizon": horizon, "warmup": 0.0}
 
 
-def reference(text: str, version: str = "0.1.3", seed: int = 1) -> list[str]:
+def reference(text: str, version: str = "0.1.3", seed: int = 1,
+              horizon: Optional[float] = None) -> list[str]:
     """pyserq's iteration lines for `text` (its `SERQ_TRACE_ITER` output)."""
     from oracle import interpreter
 
@@ -61,7 +59,8 @@ def reference(text: str, version: str = "0.1.3", seed: int = 1) -> list[str]:
     if python is None:
         raise RuntimeError(f"pyserq {version} is not installed (tests/oracle.py)")
     env = dict(os.environ, SERQ_TRACE_ITER="1")
-    proc = subprocess.run([python, "-c", DRIVER, str(seed)], input=text, text=True,
+    proc = subprocess.run([python, "-c", DRIVER, json.dumps(settings(seed, horizon))],
+                          input=text, text=True,
                           capture_output=True, env=env, timeout=600)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
@@ -70,7 +69,8 @@ def reference(text: str, version: str = "0.1.3", seed: int = 1) -> list[str]:
     return [ln for ln in proc.stderr.splitlines() if ln.startswith("ITER ")]
 
 
-def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
+def ours(text: str, seed: int = 1, emulate: Iterable[str] = (),
+         horizon: Optional[float] = None) -> list[str]:
     """serq-simpy's iteration lines for `text`, written as pyserq writes
     them, under the named emulations of tests/fuzz_departures.py."""
     import serq
@@ -78,6 +78,9 @@ def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
     from serq.runtime.sim.simulation import Simulation
     import fuzz_departures
 
+    unknown = [n for n in emulate if not callable(getattr(fuzz_departures, n, None))]
+    if unknown:
+        raise ValueError(f"no emulation named {', '.join(unknown)} in tests/fuzz_departures.py")
     lines: list[str] = []
     launch = StepStage._launch
 
@@ -98,11 +101,9 @@ def ours(text: str, seed: int = 1, emulate: Iterable[str] = ()) -> list[str]:
     with ExitStack() as stack:
         for name in emulate:
             stack.enter_context(getattr(fuzz_departures, name)())
-        StepStage._launch = traced
-        try:
-            Simulation(serq.load(source=text, seed=seed), check_invariants=True).run()
-        finally:
-            StepStage._launch = launch
+        stack.enter_context(patch.object(StepStage, "_launch", traced))
+        program = serq.load(source=text, **settings(seed, horizon))
+        Simulation(program, check_invariants=True).run()
     return lines
 
 
@@ -127,14 +128,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     names = [n for n in args.emulate.split(",") if n]
+    from serq.core.errors import SerqError
+
     try:
         with open(args.program, encoding="utf-8") as fh:
-            text = with_horizon(fh.read(), args.horizon)
-        mine = ours(text, args.seed, names)
-        theirs = reference(text, args.version, args.seed)
+            text = fh.read()
+        mine = ours(text, args.seed, names, args.horizon)
+        theirs = reference(text, args.version, args.seed, args.horizon)
         if mine and not theirs:
             raise RuntimeError(f"pyserq {args.version} printed no iteration (SERQ_TRACE_ITER)")
-    except (OSError, ValueError, RuntimeError, AttributeError) as e:
+    except (OSError, ValueError, RuntimeError, SerqError) as e:
         print(f"iteration_trace: {e}", file=sys.stderr)
         return 2
     at = first_difference(mine, theirs)
