@@ -53,7 +53,7 @@ def retried_growth_advances() -> Iterator[None]:
         plain(self, pool)
         for g in before[:len(before) - len(pool.growers)]:  # those granted, in order
             if g.job is not None:
-                g.frame.pos[g.frame.pools.index(pool)] += g.amount
+                g.frame.cells[g.frame.pools.index(pool)].pos += g.amount
     with patch.object(HoldManager, "retry_growers", retry_growers):
         yield
 

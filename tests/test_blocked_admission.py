@@ -161,7 +161,8 @@ def test_no_record_when_the_amount_may_fail_or_need_more(bound):
 def _pool_and_frame():
     pool = SimpleNamespace(frames=[], freed=0, touch=lambda: None, used=5.0,
                            remove_holder=lambda s: None)
-    frame = SimpleNamespace(pools=[pool], alloc=[2.0], pos=[2.0], grown=False,
+    frame = SimpleNamespace(pools=[pool], cells=[SimpleNamespace(alloc=2.0, pos=2.0)],
+                            grown=False,
                             lease_pool=pool, spec=SimpleNamespace(cache=None))
     pool.frames.append(frame)
     return pool, frame

@@ -52,9 +52,9 @@ def counted(monkeypatch):
         return m
 
     def counting_plan(self):
-        before = {id(j): j.frame.alloc[j.fk] for j in self.residents if j.frame is not None}
+        before = {id(j): j.cell.alloc for j in self.residents if j.cell is not None}
         out = plan(self)
-        if out is not None and any(j.frame is not None and j.frame.alloc[j.fk] != before.get(id(j))
+        if out is not None and any(j.cell is not None and j.cell.alloc != before.get(id(j))
                                    for j in self.residents):
             seen["grown"] += 1
         return out
@@ -227,9 +227,9 @@ def test_whole_steps_of_fractional_positions():
         base = rng.choice([0.0, 100.0, 1000.0, 2032.0, 4080.0, 1 << 20])
         p = base + rng.random() * 40.0 + rng.choice([0.0, 0.5, 1e-9])
         a = float(16 * math.ceil((p + 1.0) / 16.0 + rng.choice([0, 0, 1])))
-        frame = SimpleNamespace(pos=[p], alloc=[a])
+        cell = SimpleNamespace(pos=p, alloc=a)
         job = SimpleNamespace(remaining=1e6)
-        k = burst_mod._whole_steps([(job, 1.0)], [(frame, 0, 1.0)])
+        k = burst_mod._whole_steps([(job, 1.0)], [(None, cell, 1.0)])
         pos, j = p, 0
         while True:  # `_quick`'s loop, one step at a time
             pos += 1.0

@@ -267,14 +267,16 @@ def test_whole_steps_refuse_a_hold_moved_by_two_runs():
     from types import SimpleNamespace
 
     from serq.runtime.fast.closed import _whole_steps
-    shared = SimpleNamespace(pos=[0.0, 3.0], alloc=[16.0, 16.0])
-    other = SimpleNamespace(pos=[5.0], alloc=[16.0])
+    s0, s1 = SimpleNamespace(pos=0.0, alloc=16.0), SimpleNamespace(pos=3.0, alloc=16.0)
+    o0 = SimpleNamespace(pos=5.0, alloc=16.0)
+    shared = SimpleNamespace(cells=[s0, s1])
+    other = SimpleNamespace(cells=[o0])
     runs = [(SimpleNamespace(remaining=50.0), 1.0), (SimpleNamespace(remaining=60.0), 1.0)]
-    assert _whole_steps(runs, [(shared, 1, 1.0), (other, 0, 1.0)]) == 11  # 16 - 5
-    assert _whole_steps(runs, [(shared, 1, 1.0), (shared, 1, 1.0)]) is None
-    assert _whole_steps(runs + runs[:1], [(other, 0, 1.0), (shared, 0, 1.0),
-                                          (other, 0, 1.0)]) is None
-    assert _whole_steps(runs, [(shared, 0, 1.0), (shared, 1, 1.0)]) == 13  # two positions of one frame
+    assert _whole_steps(runs, [(shared, s1, 1.0), (other, o0, 1.0)]) == 11  # 16 - 5
+    assert _whole_steps(runs, [(shared, s1, 1.0), (shared, s1, 1.0)]) is None
+    assert _whole_steps(runs + runs[:1], [(other, o0, 1.0), (shared, s0, 1.0),
+                                          (other, o0, 1.0)]) is None
+    assert _whole_steps(runs, [(shared, s0, 1.0), (shared, s1, 1.0)]) == 13  # two positions of one frame
 
 
 def test_budget_left_adds_the_wants_in_order():
@@ -389,11 +391,12 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             holds = []
             for _ in range(rng.randint(0, 3)):
                 pools = rng.sample([mem, other, third], rng.randint(0, 3))
-                holds.append(SimpleNamespace(pools=pools, alloc=[
-                    rng.choice([16.0, 0.1, 0.2, rng.uniform(0, 1e4)]) for _ in pools]))
+                holds.append(SimpleNamespace(pools=pools, cells=[
+                    SimpleNamespace(alloc=rng.choice([16.0, 0.1, 0.2, rng.uniform(0, 1e4)]))
+                    for _ in pools]))
             s = _Holder(holds) if rng.random() < 0.9 else None
             job = SimpleNamespace(session=s, mode=rng.choice(["decode", "prefill"]),
-                                  frame=None, fk=-1, growing=None)
+                                  frame=None, fk=-1, cell=None, growing=None)
             on_mem = [f for f in holds if mem in f.pools] if s is not None else []
             if on_mem:
                 leases = rng.choice([0, 0, 1])
@@ -401,6 +404,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
                 if rng.random() < 0.8:  # the run grows one of them
                     job.frame = rng.choice(on_mem)
                     job.fk = job.frame.pools.index(mem)
+                    job.cell = job.frame.cells[job.fk]
                     job.growing = mem
                     shortcuts += len(on_mem) + leases == 1  # (the shortcut's case)
             jobs.append(job)
@@ -411,7 +415,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
             for frame in (j.session.holds if j.session is not None else []):
                 for k, p in enumerate(frame.pools):
                     if p is mem:
-                        held += frame.alloc[k]
+                        held += frame.cells[k].alloc
             if j.mode == "decode":
                 dec += 1
                 kvd += held

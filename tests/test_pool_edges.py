@@ -549,8 +549,8 @@ def test_a_hold_grown_past_its_reservation_reserves_nothing():
 
     p = bare_pool(10.0)
     p.spec = replace(p.spec, reserve_held=True)
-    grown = SimpleNamespace(pools=[p], req=[4.0], alloc=[6.0])
-    short = SimpleNamespace(pools=[p], req=[4.0], alloc=[1.0])
+    grown = SimpleNamespace(pools=[p], req=[4.0], cells=[SimpleNamespace(alloc=6.0)])
+    short = SimpleNamespace(pools=[p], req=[4.0], cells=[SimpleNamespace(alloc=1.0)])
     p.frames = [grown]
     assert p.reserved() == 0.0
     p.frames = [grown, short]

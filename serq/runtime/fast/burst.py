@@ -317,9 +317,10 @@ class Burst(ClosedRuns):
         # `_launch_kept`: the next iteration, its end on the calendar, its plan kept
         self.last_void = False
         self.iterations += 1
-        for frame, fk, t in grows:
-            frame.pos[fk] += t
-            frame.grown = True
+        for frame, cell, t in grows:
+            cell.pos += t
+            if not cell.marked:
+                frame.grown = cell.marked = True
         self.cur_cls = cls
         self.cur_decodes = dec
         if dec and now >= self.warmup:

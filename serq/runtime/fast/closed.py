@@ -60,10 +60,9 @@ def _block(job, t: float, growths: list) -> bool:
     pool, need); False when the block would not fit next to what the pool
     uses plus the growths before it (`attempt` then preempts or stalls) or
     the pool's growth is not the built-in one."""
-    frame = job.frame
-    fk = job.fk
-    a = frame.alloc[fk]
-    d = frame.pos[fk] + t - a
+    cell = job.cell
+    a = cell.alloc
+    d = cell.pos + t - a
     if not d > TOL:
         return True
     pool = job.growing
@@ -76,7 +75,7 @@ def _block(job, t: float, growths: list) -> bool:
             u += n
     if not u + need <= pool.cap + TOL:
         return False
-    growths.append((frame, fk, pool, need))
+    growths.append((job.frame, job.fk, pool, need))
     return True
 
 
@@ -87,7 +86,7 @@ def attention_of(assign: list) -> float:
     for job, t, k in assign:
         if job.mode == "prefill":
             if job.growing is not None and job.session is not None:
-                k = job.frame.pos[job.fk]
+                k = job.cell.pos
             attention += t * (k + t / 2.0)
     return attention
 
@@ -100,8 +99,8 @@ def _room(pairs: list, grows: list) -> float:
         n_left = (job.remaining - TOL) / t
         if n_left < room:
             room = n_left
-    for frame, fk, t in grows:
-        n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t
+    for _frame, cell, t in grows:
+        n_left = (cell.alloc - cell.pos + TOL) / t
         if n_left < room:
             room = n_left
     return room
@@ -109,8 +108,8 @@ def _room(pairs: list, grows: list) -> float:
 
 def needs_block(grows: list) -> bool:
     """Whether a hold of the plan needs a block for its next tokens."""
-    for frame, fk, t in grows:
-        if frame.pos[fk] + t - frame.alloc[fk] > TOL:
+    for _frame, cell, t in grows:
+        if cell.pos + t - cell.alloc > TOL:
             return True
     return False
 
@@ -161,14 +160,14 @@ def hold_steps(grows: list, k: int) -> Optional[int]:
     n = len(grows)
     if n > 1:  # two runs that move one hold move it by two a step
         if n == 2:
-            (f0, k0, _t0), (f1, k1, _t1) = grows
-            if f0 is f1 and k0 == k1:
+            (_f0, c0, _t0), (_f1, c1, _t1) = grows
+            if c0 is c1:
                 return None
-        elif len({(id(f), fk) for f, fk, _t in grows}) < n:
+        elif len({id(cell) for _f, cell, _t in grows}) < n:
             return None
-    for frame, fk, _t in grows:
-        p = frame.pos[fk]
-        a = frame.alloc[fk]
+    for _frame, cell, _t in grows:
+        p = cell.pos
+        a = cell.alloc
         if not (0.0 <= p < WHOLE and 0.0 <= a < WHOLE):
             return None
         if float(p).is_integer() and float(a).is_integer():
@@ -274,10 +273,10 @@ class ClosedRuns:
                 continue
             k = 0.0
             if job.growing is not None and job.session is not None:
-                frame = job.frame
-                if frame is None:
+                cell = job.cell
+                if cell is None:
                     return None  # `attempt` finds its hold
-                k = frame.pos[job.fk]
+                k = cell.pos
                 if growths is None:
                     growths = []
                 if not _block(job, t, growths):
@@ -340,8 +339,8 @@ class ClosedRuns:
             n_left = (job.remaining - TOL) / t + 2
             if n_left < M:
                 M = int(n_left)
-        for frame, fk, t in grows:
-            n_left = (frame.alloc[fk] - frame.pos[fk] + TOL) / t + 2
+        for _frame, cell, t in grows:
+            n_left = (cell.alloc - cell.pos + TOL) / t + 2
             if n_left < M:
                 M = int(n_left)
         if M < STRETCH_MIN:
@@ -358,12 +357,12 @@ class ClosedRuns:
         rems = np.subtract.accumulate(rems, axis=0)
         ok[1:] &= ((rems[1:M] - ts) > TOL).all(axis=1)
         if grows:
-            gts = np.array([t for _f, _fk, t in grows])
+            gts = np.array([t for _f, _c, t in grows])
             pos = np.empty((M + 1, len(grows)))
-            pos[0] = [frame.pos[fk] for frame, fk, _t in grows]
+            pos[0] = [cell.pos for _f, cell, _t in grows]
             pos[1:] = gts
             pos = np.add.accumulate(pos, axis=0)
-            alloc = np.array([frame.alloc[fk] for frame, fk, _t in grows])
+            alloc = np.array([cell.alloc for _f, cell, _t in grows])
             ok[1:] &= ((pos[1:M] + gts) - alloc <= TOL).all(axis=1)
         m = int(ok.argmin()) if not ok.all() else M
         # apply m iterations (m >= 1: the first is known to be inline)
@@ -384,9 +383,10 @@ class ClosedRuns:
         self.t_last = end
         for i, (job, _t, _k) in enumerate(assign):
             job.remaining = float(rems[m, i])
-        for i, (frame, fk, _t) in enumerate(grows):
-            frame.pos[fk] = float(pos[m, i])
-            frame.grown = True
+        for i, (frame, cell, _t) in enumerate(grows):
+            cell.pos = float(pos[m, i])
+            if not cell.marked:
+                frame.grown = cell.marked = True
         if dec:
             decoders = [job for job, _t, _k in assign
                         if job.mode == "decode" and job.session is not None]
@@ -439,9 +439,10 @@ class ClosedRuns:
                     fm = float(whole)  # whole subtractions (additions) of 1.0, each exact
                     for job, _t in pairs:
                         job.remaining = job.remaining - fm
-                    for frame, fk, _t in grows:
-                        frame.pos[fk] += fm
-                        frame.grown = True
+                    for frame, cell, _t in grows:
+                        cell.pos += fm
+                        if not cell.marked:
+                            frame.grown = cell.marked = True
                     for job, t in pairs:
                         if job.remaining - t <= TOL:
                             regrow = None
@@ -464,9 +465,10 @@ class ClosedRuns:
                 break
             m += 1
             if each:
-                for frame, fk, t in grows:
-                    frame.pos[fk] += t
-                    frame.grown = True
+                for frame, cell, t in grows:
+                    cell.pos += t
+                    if not cell.marked:
+                        frame.grown = cell.marked = True
             if dec and now >= warmup:
                 bc += 1
                 b_time += cost
@@ -497,9 +499,10 @@ class ClosedRuns:
             fm = float(m)  # m subtractions (additions) of 1.0, each exact (`_whole_steps`)
             for job, _t in pairs:
                 job.remaining = job.remaining - fm
-            for frame, fk, _t in grows:
-                frame.pos[fk] += fm
-                frame.grown = True
+            for frame, cell, _t in grows:
+                cell.pos += fm
+                if not cell.marked:
+                    frame.grown = cell.marked = True
         self.iterations += k
         sim.events += k
         if bc:  # integers: exact, as bc additions are
@@ -676,9 +679,10 @@ class ClosedRuns:
                         continue
                     # `_launch` at `now`
                     self.iterations += 1
-                    for frame, fk, t in grows:
-                        frame.pos[fk] += t
-                        frame.grown = True
+                    for frame, cell, t in grows:
+                        cell.pos += t
+                        if not cell.marked:
+                            frame.grown = cell.marked = True
                     if dec and now >= warmup:
                         self.batch_count += 1
                         self.batch_decodes += dec
@@ -753,7 +757,7 @@ class ClosedRuns:
             if s is not None:
                 mode = job.mode
                 if job.growing is not None:
-                    grows.append((job.frame, job.fk, t))
+                    grows.append((job.frame, job.cell, t))
                     if mode == "prefill":
                         moving = True
                 if mode == "decode":

@@ -170,9 +170,10 @@ def _move(side: list) -> None:
     n = side[LAUNCHES]
     if n:
         fn = float(n)
-        for frame, fk, _t in run.grows:
-            frame.pos[fk] += fn
-            frame.grown = True
+        for frame, cell, _t in run.grows:
+            cell.pos += fn
+            if not cell.marked:
+                frame.grown = cell.marked = True
         side[LAUNCHES] = 0
 
 

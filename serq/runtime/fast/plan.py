@@ -16,7 +16,7 @@ class ClosedRun(NamedTuple):
 
     cls: int  # the iteration's class: 0 prefill only, 1 decode only, 2 mixed
     pairs: list  # (job, tokens) of each run of the plan
-    grows: list  # (frame, fk, tokens) of each growing hold
+    grows: list  # (frame, its allotment, tokens) of each growing hold
     decoders: list  # the decoding runs of sessions (their tokens are recorded)
     moving: bool  # whether a prefill moves a hold (the attention changes)
     regrow: Any  # the growth step (`closed.Regrow`); None when the plan reads growth

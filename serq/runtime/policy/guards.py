@@ -243,7 +243,7 @@ def _pool_invariants(pool: Pool, method: str) -> None:
         raise _error(pool, method, f"left the pool with {_show(cached)} units cached of its "
                      f"cap {_show(cap)}", rule)
     if method in POLICY_METHODS[classes.Pool] and method != "evict_victim":
-        held = sum(f.alloc[f.pools.index(pool)] for f in pool.frames)
+        held = sum(f.cells[f.pools.index(pool)].alloc for f in pool.frames)
         held += sum(lease.alloc for lease in pool.leases)
         if abs(held - used) > 1e-6:
             raise _error(pool, method, f"left the pool with {_show(used)} units used while "

@@ -49,10 +49,12 @@ DECISIONS = ("serving_order", "in_batch", "admission_pool")
 
 
 class StepJob(Job):
-    """A run on a step stage: `mode` prefill/decode, `remaining` tokens."""
+    """A run on a step stage: `mode` prefill/decode, `remaining` tokens; a
+    run that grows a pool (`growing`) keeps the hold it grows (`frame`), the
+    pool's index there (`fk`) and the hold's allotment on it (`cell`)."""
 
     __slots__ = ("mode", "remaining", "growing", "adm", "joined", "stall", "frame", "fk",
-                 "ticks")
+                 "cell", "ticks")
 
 
 class Plan:
@@ -181,6 +183,7 @@ class StepStage(Stage):
         job.growing = growing
         job.stall = None
         job.frame = None
+        job.cell = None
         job.ticks = None  # its deferred decode tokens' times (`TokenLog.decode_deferred`)
         job.joined = env.now
         if mode == "prefill" and session is not None:
@@ -275,16 +278,16 @@ class StepStage(Stage):
             # the units the session holds in `mem` (a hold takes a pool once)
             held = 0.0
             s = j.session
-            frame = j.frame
-            if frame is not None and j.growing is mem and holders.get(s) == 1:
+            cell = j.cell
+            if cell is not None and j.growing is mem and holders.get(s) == 1:
                 # the hold the run grows is the session's only one on `mem`
                 # (the common case, without walking the session's holds)
-                held = frame.alloc[j.fk]
+                held = cell.alloc
             elif s is not None:
                 for frame in s.holds:
                     pools = frame.pools
                     if mem in pools:  # (pools compare by identity)
-                        held += frame.alloc[pools.index(mem)]
+                        held += frame.cells[pools.index(mem)].alloc
             if j.mode == "decode":
                 dec += 1
                 kvd += held
@@ -473,14 +476,15 @@ class StepStage(Stage):
         advance = None
         for job, t, _k in assign:
             if job.growing is not None and job.session is not None:
-                frame = job.frame
-                if frame is None:
+                cell = job.cell
+                if cell is None:
                     if advance is None:
                         advance = self.sim.holds.advance
                     advance(job, t)
                 else:  # the hold it grew while planning: its position advances
-                    frame.pos[job.fk] += t
-                    frame.grown = True
+                    cell.pos += t
+                    if not cell.marked:
+                        job.frame.grown = cell.marked = True
         if now - self.t_last:  # (else `_advance` has nothing to add)
             self._advance(now)
         if not assign:
@@ -636,10 +640,9 @@ class StepStage(Stage):
                 continue
             k = 0.0
             if (growing := job.growing) is not None and job.session is not None:
-                frame = job.frame
+                cell = job.cell
                 # (the tokens fit the allocation: K is the hold's position)
-                if frame is not None and \
-                        (k := frame.pos[fk := job.fk]) + t - (held := frame.alloc[fk]) <= TOL:
+                if cell is not None and (k := cell.pos) + t - (held := cell.alloc) <= TOL:
                     pass
                 else:
                     plan.left, plan.tokens = left, tokens
@@ -652,7 +655,7 @@ class StepStage(Stage):
                     removed = removed or plan.preempted != before
                     if k is None:
                         continue
-                    held = job.frame.alloc[job.fk]  # (grown)
+                    held = job.cell.alloc  # (grown)
             assign.append((job, t, k))
             left -= t
             tokens += t

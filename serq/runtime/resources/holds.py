@@ -68,12 +68,34 @@ class WaitEvent(Event):
         self.owner.cancel()
 
 
+class Allotment:
+    """A hold's allocation `alloc` on one of its pools and its position `pos`
+    there (the units computed, §4.9).
+
+    One small object per pool of a frame (`HoldFrame.cells`), which a run
+    that grows the pool keeps (`StepJob.cell`): a step engine's iteration
+    reads each resident's position and allocation through it, two fields
+    side by side, instead of through the frame and two lists (in a large
+    fleet every such read is a cache miss: docs/guide/performance.md).
+    `marked`: the frame's `grown` was set since its admission (it stays so
+    until the frame is admitted again), so an iteration that advances the
+    position need not reach the frame to set it again."""
+
+    __slots__ = ("pos", "alloc", "marked")
+
+    def __init__(self) -> None:
+        self.pos = 0.0
+        self.alloc = 0.0
+        self.marked = False
+
+
 class HoldFrame:
-    """One execution of a hold: waiting, then admitted."""
+    """One execution of a hold: waiting, then admitted. `cells[k]` is its
+    allotment on `pools[k]`; `req`, `need` and `units` are per pool too."""
 
     # (slots: a frame's fields sit in the object itself, no separate values
     # array; the fields every iteration touches first)
-    __slots__ = ("pos", "grown", "session", "pools", "alloc", "req", "need", "units", "spec",
+    __slots__ = ("cells", "grown", "session", "pools", "req", "need", "units", "spec",
                  "lease_pool", "admitted", "rejected", "front", "enq_time", "enq_seq", "event",
                  "header")
 
@@ -87,8 +109,7 @@ class HoldFrame:
         # (a new list), and a preempted hold is queued again with them all
         self.header = pools
         self.lease_pool = lease_pool
-        self.alloc = [0.0] * n
-        self.pos = [0.0] * n
+        self.cells = [Allotment() for _ in range(n)]
         self.req = [0.0] * n
         self.need = [0.0] * n
         self.units = [0.0] * n
@@ -311,8 +332,10 @@ class HoldManager:
             p.add_holder(s)
             p.frames.append(frame)
             p.admissions += 1
-            frame.alloc[k] = a
-            frame.pos[k] = own
+            cell = frame.cells[k]
+            cell.alloc = a
+            cell.pos = own
+            cell.marked = False
             frame.req[k] = frame.need[k]
             if own > best:
                 best = own
@@ -337,14 +360,14 @@ class HoldManager:
 
     def end(self, s: Any, frame: HoldFrame) -> None:
         """Scope end: release (or lease) every pool, then retry (§4.2 step 6)."""
-        for k, p in enumerate(frame.pools):
-            computed = frame.pos[k] if frame.grown else frame.alloc[k]
+        for p, cell in zip(frame.pools, frame.cells):
+            computed = cell.pos if frame.grown else cell.alloc
             p.frames.remove(frame)
             p.freed += 1  # (its reservation is gone, even when a lease keeps its units)
             if p is frame.lease_pool:
-                self._lease(s, frame, p, frame.alloc[k], computed)
+                self._lease(s, frame, p, cell.alloc, computed)
             else:
-                self._release_units(s, p, frame.alloc[k], computed, frame.spec.cache)
+                self._release_units(s, p, cell.alloc, computed, frame.spec.cache)
             s.preempt_pos.pop(p, None)
         s.holds.remove(frame)
         s.computed = 0.0
@@ -411,10 +434,11 @@ class HoldManager:
         found = self._innermost(s, pool)
         if found is not None:
             frame, k = found
-            computed = frame.pos[k] if frame.grown else frame.alloc[k]
-            alloc = frame.alloc[k]
+            cell = frame.cells[k]
+            computed = cell.pos if frame.grown else cell.alloc
+            alloc = cell.alloc
             frame.pools = frame.pools[:k] + frame.pools[k + 1:]  # (`header` stays whole)
-            for lst in (frame.alloc, frame.pos, frame.req, frame.need, frame.units):
+            for lst in (frame.cells, frame.req, frame.need, frame.units):
                 del lst[k]
             pool.frames.remove(frame)
             self._release_units(s, pool, alloc, computed, frame.spec.cache)
@@ -434,12 +458,13 @@ class HoldManager:
         """`load P (n)`: the position advances by n within the allocation."""
         n = self._amount(n, text)
         frame, k = self._frame_of(s, pool, "load")
-        if frame.pos[k] + n > frame.alloc[k] + TOL:
+        cell = frame.cells[k]
+        if cell.pos + n > cell.alloc + TOL:
             raise SimulationError(
-                f"{text}: the hold has {shortest(frame.alloc[k])} allocated and "
-                f"{shortest(frame.pos[k])} computed; a load must fit the allocation "
+                f"{text}: the hold has {shortest(cell.alloc)} allocated and "
+                f"{shortest(cell.pos)} computed; a load must fit the allocation "
                 "(grow first)", self.env.now)
-        frame.pos[k] += n
+        cell.pos += n
         frame.grown = True
 
     def grow(self, s: Any, pool: Pool, d: float, text: str) -> Optional[WaitEvent]:
@@ -455,7 +480,7 @@ class HoldManager:
     @staticmethod
     def _allocation(frame: Optional[HoldFrame], k: int, lease: Optional[Lease]) -> float:
         """What a growth grows: `frame`'s `k`-th allocation, or `lease`'s."""
-        return frame.alloc[k] if lease is None else lease.alloc  # type: ignore[union-attr]
+        return frame.cells[k].alloc if lease is None else lease.alloc  # type: ignore[union-attr]
 
     def _grow(self, frame: Optional[HoldFrame], k: int, pool: Pool, amount: float,
               running: Any, lease: Optional[Lease] = None) -> Optional[WaitEvent]:
@@ -506,7 +531,7 @@ class HoldManager:
 
     def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
         self._allocate_units(pool, need)
-        frame.alloc[k] += need
+        frame.cells[k].alloc += need
 
     @staticmethod
     def _allocate_units(pool: Pool, need: float) -> None:
@@ -563,8 +588,9 @@ class HoldManager:
         s = job.session
         frame, k = self._job_frame(job)
         pool = job.growing
-        a = frame.alloc[k]
-        pos = frame.pos[k]
+        cell = job.cell
+        a = cell.alloc
+        pos = cell.pos
         d = pos + t - a
         if d <= TOL:
             return 0, pos
@@ -587,18 +613,19 @@ class HoldManager:
             victims += 1
 
     def _job_frame(self, job: Any) -> tuple[HoldFrame, int]:
-        """The hold a growing run grows (fixed while the run is resident)."""
+        """The hold a growing run grows (fixed while the run is resident),
+        and the pool's index in it; `job.cell` is its allotment there."""
         frame = job.frame
         k = job.fk if frame is not None else -1
         if frame is None or k >= len(frame.pools) or frame.pools[k] is not job.growing:
             frame, k = self._frame_of(job.session, job.growing, "growing")
-            job.frame, job.fk = frame, k
+            job.frame, job.fk, job.cell = frame, k, frame.cells[k]
         return frame, k
 
     def advance(self, job: Any, t: float) -> None:
         """Commit `t` tokens: the growing hold's position advances."""
-        frame, k = self._job_frame(job)
-        frame.pos[k] += t
+        frame, _k = self._job_frame(job)
+        job.cell.pos += t
         frame.grown = True
 
     def retry_growers(self, pool: Pool) -> None:
@@ -644,7 +671,7 @@ class HoldManager:
         """Preempt `frame` (the victim's innermost hold on `pool`)."""
         s = frame.session
         k = frame.pools.index(pool)
-        pos = frame.pos[k]
+        pos = frame.cells[k].pos
         prev = s.preempt_pos.get(pool)
         if prev is not None and pos <= prev + TOL and not s.stuck:
             s.stuck = True
@@ -656,13 +683,13 @@ class HoldManager:
             self._detach(s)
         while s.holds:
             inner = s.holds.pop()
-            for j, p in enumerate(inner.pools):
+            for p, cell in zip(inner.pools, inner.cells):
                 p.frames.remove(inner)
                 # (the position of a hold never advanced is the prefix it
                 # consumed, which its allocation need not cover: `Pool.check`)
-                kept = self._release_units(s, p, inner.alloc[j], inner.pos[j], inner.spec.cache)
-                if kept > inner.alloc[j]:
-                    p.overhang += kept - inner.alloc[j]
+                kept = self._release_units(s, p, cell.alloc, cell.pos, inner.spec.cache)
+                if kept > cell.alloc:
+                    p.overhang += kept - cell.alloc
             if inner is frame:
                 break
         pool.preemptions += 1
@@ -675,12 +702,12 @@ class HoldManager:
             # pyserq 0.1.3 and 0.1.4, generator seed 137043)
             n = len(frame.header)
             frame.pools = frame.header
-            frame.alloc, frame.pos, frame.req, frame.need, frame.units = \
-                [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+            frame.cells = [Allotment() for _ in range(n)]
+            frame.req, frame.need, frame.units = [0.0] * n, [0.0] * n, [0.0] * n
         else:
-            for lst in (frame.alloc, frame.pos):
-                for j in range(len(lst)):
-                    lst[j] = 0.0
+            for cell in frame.cells:
+                cell.pos = cell.alloc = 0.0
+                cell.marked = False
         if self._rejects(frame):
             frame.rejected = True
             self.sim.refuse(s)
@@ -720,10 +747,10 @@ class HoldManager:
         """`end`: every open hold releases (innermost first), leases end."""
         while s.holds:
             frame = s.holds.pop()
-            for k, p in enumerate(frame.pools):
+            for p, cell in zip(frame.pools, frame.cells):
                 p.frames.remove(frame)
-                computed = frame.pos[k] if frame.grown else frame.alloc[k]
-                self._release_units(s, p, frame.alloc[k], computed, frame.spec.cache)
+                computed = cell.pos if frame.grown else cell.alloc
+                self._release_units(s, p, cell.alloc, computed, frame.spec.cache)
         while s.leases:
             self.end_lease(s.leases[0])
         if s.pending is not None:

@@ -221,7 +221,7 @@ class Pool:
         for frame in self.frames:
             if frame is not exclude:
                 k = frame.pools.index(self)
-                total += max(0.0, frame.req[k] - frame.alloc[k])
+                total += max(0.0, frame.req[k] - frame.cells[k].alloc)
         return total
 
     def set_capacity(self, units: float) -> None:
@@ -319,7 +319,8 @@ class Pool:
         best_key = None
         for rank, frame in enumerate(candidates):
             k = frame.pools.index(self)
-            key = keyfn(frame.session, float(rank), _decoding(frame.session), frame.pos[k])
+            key = keyfn(frame.session, float(rank), _decoding(frame.session),
+                        frame.cells[k].pos)
             if best is None or not _lex_less(best_key, key):
                 best, best_key = frame, key
         return best
@@ -475,7 +476,7 @@ class Pool:
         pyserq 0.1.3–0.1.5, does the same). So the excess may be at most
         what such releases put back since the pool was last within the cap
         (`overhang`)."""
-        held = sum(f.alloc[f.pools.index(self)] for f in self.frames)
+        held = sum(f.cells[f.pools.index(self)].alloc for f in self.frames)
         held += sum(lease.alloc for lease in self.leases)
         now = self.env.now
         excess = self.used + self.cached - self.cap
