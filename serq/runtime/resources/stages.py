@@ -39,9 +39,11 @@ class Job(Entry, Event):
     """One run of one session at one stage; succeeds at completion."""
 
     # the event's own fields as slots too: no per-job dict (Event has none of them as
-    # slots); it is always a success with no value (`Entry`)
+    # slots); it is always a success with no value (`Entry`). Slots lie in
+    # the object in this order, a subclass's after them: `session` last, next
+    # to the fields a step engine's iteration reads (`StepJob`)
     __slots__ = ("env", "callbacks",
-                 "session", "work", "arrival", "start", "tag", "seq", "stage", "cancelled")
+                 "work", "arrival", "start", "tag", "seq", "stage", "cancelled", "session")
 
     def __init__(self, env: Any, session: Any, work: float, stage: "Stage"):
         self.env = env
