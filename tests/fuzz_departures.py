@@ -240,6 +240,11 @@ class _Listings(dict):
         return int(sum(self.values()))
 
 
+def _recount(pool: Pool) -> None:
+    """`Pool.multi` after an emulation changed `holder_count` itself."""
+    pool.multi = sum(1 for c in pool.holder_count.values() if c > 1)
+
+
 @contextmanager
 def holders_listed() -> Iterator[None]:
     """pyserq 0.1.3/0.1.4's holders, emulated in serq-simpy for the runner:
@@ -269,6 +274,7 @@ def holders_listed() -> Iterator[None]:
 
     def remove_holder(self: Pool, session: Any) -> None:
         self.holder_count.pop(session, None)
+        _recount(self)
         for listing in (self.__dict__.get("listed_013"), self.listing):
             if listing:
                 listing[:] = [s for s in listing if s is not session]
@@ -277,6 +283,7 @@ def holders_listed() -> Iterator[None]:
         c = self.holder_count.pop(old, 0)
         if c:
             self.holder_count[new] = self.holder_count.get(new, 0) + c
+        _recount(self)
         for listing in (self.__dict__.get("listed_013"), self.listing):
             if listing:
                 listing[:] = [new if s is old else s for s in listing]

@@ -409,6 +409,7 @@ def test_totals_sum_what_each_hold_has_in_the_memory_pool():
                     shortcuts += len(on_mem) + leases == 1  # (the shortcut's case)
             jobs.append(job)
         st.residents = jobs
+        mem.multi = sum(c > 1 for c in mem.holder_count.values())  # (`Pool._count` keeps it)
         dec = kvd = kvp = 0.0
         for j in jobs:
             held = 0.0

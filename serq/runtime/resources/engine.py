@@ -282,9 +282,10 @@ class StepStage(Stage):
             held = 0.0
             s = j.session
             cell = j.cell
-            if cell is not None and j.growing is mem and holders.get(s) == 1:
+            if cell is not None and j.growing is mem and (not mem.multi or holders.get(s) == 1):
                 # the hold the run grows is the session's only one on `mem`
-                # (the common case, without walking the session's holds)
+                # (the common case, without walking the session's holds; while
+                # no session holds `mem` twice, without reading the session)
                 held = cell.alloc
             elif s is not None:
                 for frame in s.holds:
@@ -669,7 +670,10 @@ class StepStage(Stage):
                 if mem is None:
                     if not prefill:
                         dec += 1
-                elif growing is not mem or holders.get(job.session) != 1:
+                elif growing is not mem or job.session is None or \
+                        (mem.multi and holders.get(job.session) != 1):
+                    # (not the session's only holding of `mem`; while no
+                    # session holds `mem` twice, known without reading it)
                     summed = False
                 elif prefill:  # (`held`: its allocation, read as it was served)
                     kvp += held

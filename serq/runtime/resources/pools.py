@@ -66,7 +66,8 @@ class Pool:
     # itself, side by side, and the others in its dictionary (as for
     # `StepStage`: in a large fleet a member's fields are rarely in the
     # processor's caches when an event reaches it).
-    __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count", "freed",
+    __slots__ = ("sim", "env", "spec", "cap", "block", "used", "cached", "holder_count", "multi",
+                 "freed",
                  "queue", "growers", "frames", "entries", "t_last", "int_used", "int_cached",
                  "int_queue", "int_holders", "lru_sorted", "lru_tail", "lru_front", "overhang",
                  "listing", "__dict__", "__weakref__")
@@ -110,6 +111,10 @@ class Pool:
         self.frames: list[Any] = []        # hold frames holding this pool (admission order)
         self.leases: list[Any] = []        # leases of this pool
         self.holder_count: dict[Any, int] = {}
+        # how many sessions hold it more than once (`holder_count` above 1):
+        # while none does, a run that grows its hold here holds the pool
+        # once, which a step engine's totals use without reading the session
+        self.multi = 0
         # the admission listing a preemption ranks its candidates by (Part 03
         # §1 "holders, in admission order"; §7.3): a holder once per
         # admission, and a release (scope end, preemption, `release`, lease
@@ -207,11 +212,14 @@ class Pool:
 
     def _count(self, session: Any, d: int) -> None:
         counts = self.holder_count
-        c = counts.get(session, 0) + d
+        was = counts.get(session, 0)
+        c = was + d
         if c > 0:
             counts[session] = c
         else:
             counts.pop(session, None)
+        if (was > 1) != (c > 1):
+            self.multi += 1 if c > 1 else -1
 
     def reserved(self, exclude: Any = None) -> float:
         """Σ outstanding reservations of live holds (`reserve held`, §4.6)."""
@@ -494,6 +502,10 @@ class Pool:
             raise SimulationError(
                 f"invariant broken at pool `{self.label}`: the holds hold {shortest(held)} "
                 f"units but {shortest(self.used)} are used", now)
+        if self.multi != sum(1 for c in self.holder_count.values() if c > 1):
+            raise SimulationError(
+                f"invariant broken at pool `{self.label}`: {self.multi} sessions are counted "
+                "as holding it more than once, but its holders say otherwise", now)
         if self.listing is not None and Counter(self.listing) != self.holder_count:
             raise SimulationError(
                 f"invariant broken at pool `{self.label}`: its admission listing does not "
