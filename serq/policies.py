@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from .runtime.policy.classes import READABLE, Delay, Fifo, Pool, Ps, StepStage, readable_state
 from .runtime.policy.guards import POLICY_METHODS, PolicyBindingError, PolicyError, load_policy
-from .runtime.resources.engine import Plan, StepJob
+from .runtime.resources.steprun import Plan, StepJob
 from .runtime.resources.holds import HoldFrame
 from .runtime.resources.pools import CacheEntry
 from .runtime.resources.stages import Job

@@ -17,7 +17,6 @@ from heapq import heappush
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-
 from ...core.errors import SimulationError, shortest
 from ...stats.gauges import LogHistogram
 from ..kernel.instant import CALENDAR, READY, Instant, run_ready, timer_event
@@ -25,6 +24,7 @@ from ...core.numeric import seq_sum
 from ...core.tolerance import TOL
 from .decision import decision, overridden
 from .stages import Job, Stage
+from .steprun import Plan, StepJob
 
 
 def share(rem: float, decoding: bool, chunk: float, left: float) -> float:
@@ -46,43 +46,6 @@ NEVER_ADMITTED = float(2**64)
 
 #: The decisions a policy may override (`serq.policies.StepStage`).
 DECISIONS = ("serving_order", "in_batch", "admission_pool")
-
-
-class StepJob(Job):
-    """A run on a step stage: `mode` prefill/decode, `remaining` tokens; a
-    run that grows a pool (`growing`) keeps the hold it grows (`frame`), the
-    pool's index there (`fk`) and the hold's allotment on it (`cell`)."""
-
-    # (the fields every iteration reads first, right after `Job.session`: in
-    # a large fleet a resident's fields are read from memory, not from the
-    # processor's caches, and fields side by side share a cache line)
-    __slots__ = ("remaining", "mode", "growing", "stall", "cell", "ticks", "frame", "fk",
-                 "adm", "joined")
-
-
-class Plan:
-    """The state of one iteration attempt (Plan/Step moments read it)."""
-
-    __slots__ = ("budget", "chunk", "left", "served", "assign", "tokens", "prefilled",
-                 "attention", "admitted", "preempted", "stop", "no_admit", "sums", "growing")
-
-    def __init__(self, budget: float, chunk: float):
-        self.budget = budget
-        self.chunk = chunk
-        self.left = budget
-        self.served: set[StepJob] = set()
-        self.assign: list[tuple[StepJob, float, float]] = []  # (job, tokens, K)
-        self.tokens = 0.0
-        self.prefilled = 0.0
-        self.attention = 0.0
-        self.admitted = 0
-        self.preempted = 0
-        self.stop = False          # a grower preempted itself: the pass ended
-        self.no_admit = False      # exclusive prefill / granule wait
-        # (decoders, kv_decode, kv_prefill, entries): `totals` of the first
-        # `entries` of `assign`, added up by `_serve_in_order` as it served
-        self.sums: Optional[tuple[float, float, float, int]] = None
-        self.growing = False  # a hold grows for its tokens: a victim gives them back
 
 
 class StepStage(Stage):
