@@ -412,6 +412,38 @@ def test_the_held_invariant_allows_a_difference_of_one_millionth():
     with pytest.raises(SimulationError, match="the holds hold 0 units but 0.5 are used"):
         p.check()
 
+def test_a_pool_counts_the_sessions_that_hold_it_more_than_once():
+    """`Pool.multi` follows `holder_count` (a step engine's totals skip
+    reading a resident's session while it is 0): admissions, releases and a
+    holding passed from a leg to its session move it, and the invariant
+    checker stops a run whose count is off."""
+    from serq.core.errors import SimulationError
+
+    p = bare_pool(10.0)
+    a, b = object(), object()  # two sessions
+    p.add_holder(a)
+    p.add_holder(b)
+    assert p.multi == 0
+    p.add_holder(a)  # a nested hold, or a lease beside a hold
+    assert p.multi == 1
+    p.add_holder(a)
+    assert p.multi == 1
+    p.pass_holder(b, a)  # b's holding becomes a's (a leg's lease its session's)
+    assert p.holder_count == {a: 4} and p.multi == 1
+    p.add_holder(b)
+    p.pass_holder(a, b)
+    assert p.holder_count == {a: 3, b: 2} and p.multi == 2
+    p.remove_holder(a)
+    p.remove_holder(b)
+    assert p.holder_count == {a: 2, b: 1} and p.multi == 1
+    p.remove_holder(a)
+    assert p.holder_count == {a: 1, b: 1} and p.multi == 0
+    p.check()
+    p.multi = 1
+    with pytest.raises(SimulationError, match="1 sessions are counted as holding it more"):
+        p.check()
+
+
 def test_over_the_cap_before_any_preemption_names_no_put_back():
     """A pool above its cap with no preempted hold's release behind it: the
     message names used, cached and cap, and no units put back."""
