@@ -56,7 +56,7 @@ def _grows_plainly(pool: Pool) -> bool:
 
 def _block(job, t: float, growths: list) -> bool:
     """As `engine_grow` decides it for a resident that takes `t` tokens: the
-    block its hold needs now, if any, appended to `growths` as (frame, k,
+    block its hold needs now, if any, appended to `growths` as (allotment,
     pool, need); False when the block would not fit next to what the pool
     uses plus the growths before it (`attempt` then preempts or stalls) or
     the pool's growth is not the built-in one."""
@@ -70,12 +70,12 @@ def _block(job, t: float, growths: list) -> bool:
         return False
     need = pool.ru(a + d) - a
     u = pool.used
-    for _f, _k, p, n in growths:
+    for _c, p, n in growths:
         if p is pool:
             u += n
     if not u + need <= pool.cap + TOL:
         return False
-    growths.append((job.frame, job.fk, pool, need))
+    growths.append((cell, pool, need))
     return True
 
 
@@ -293,8 +293,8 @@ class ClosedRuns:
             return None
         if growths:
             allocate = self.sim.holds._allocate
-            for frame, fk, pool, need in growths:
-                allocate(frame, fk, pool, need)
+            for cell, pool, need in growths:
+                allocate(cell, pool, need)
         return assign, tokens, dec, prefilled, attention, bool(growths)
 
     def _grow_inline(self, assign: list) -> bool:
@@ -309,8 +309,8 @@ class ClosedRuns:
                 if not _block(job, t, growths):
                     return False
         allocate = self.sim.holds._allocate
-        for frame, fk, pool, need in growths:
-            allocate(frame, fk, pool, need)
+        for cell, pool, need in growths:
+            allocate(cell, pool, need)
         return True
 
     def _stretch(self, assign: list, grows: list, tokens: float, dec: int, cls: int,

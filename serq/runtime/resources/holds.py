@@ -524,14 +524,15 @@ class HoldManager:
                need: float) -> None:
         """A growth's `need` units: `frame`'s `k`-th allocation, or `lease`'s."""
         if lease is None:
-            self._allocate(frame, k, pool, need)  # type: ignore[arg-type]
+            self._allocate(frame.cells[k], pool, need)  # type: ignore[union-attr]
         else:
             self._allocate_units(pool, need)
             lease.alloc += need
 
-    def _allocate(self, frame: HoldFrame, k: int, pool: Pool, need: float) -> None:
+    def _allocate(self, cell: Allotment, pool: Pool, need: float) -> None:
+        """`need` more units of `pool` for the allotment `cell`."""
         self._allocate_units(pool, need)
-        frame.cells[k].alloc += need
+        cell.alloc += need
 
     @staticmethod
     def _allocate_units(pool: Pool, need: float) -> None:
@@ -586,7 +587,7 @@ class HoldManager:
         another engine's memory: those residents were the candidates), or
         ("self", 0) when its owner was preempted."""
         s = job.session
-        frame, k = self._job_frame(job)
+        frame, _k = self._job_frame(job)
         pool = job.growing
         cell = job.cell
         a = cell.alloc
@@ -598,7 +599,7 @@ class HoldManager:
         victims = 0
         while True:
             if pool.has_room(need, frame):
-                self._allocate(frame, k, pool, need)
+                self._allocate(cell, pool, need)
                 return victims, pos
             victim = self._victim(pool)
             if victim is None:
