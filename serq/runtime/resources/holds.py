@@ -76,7 +76,7 @@ class Allotment:
     that grows the pool keeps (`StepJob.cell`): a step engine's iteration
     reads each resident's position and allocation through it, two fields
     side by side, instead of through the frame and two lists (in a large
-    fleet every such read is a cache miss: docs/guide/performance.md).
+    fleet each object read is likely a cache miss: docs/guide/performance.md).
     `marked`: the frame's `grown` was set since its admission (it stays so
     until the frame is admitted again), so an iteration that advances the
     position need not reach the frame to set it again."""
