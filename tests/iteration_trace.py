@@ -21,7 +21,6 @@ prints the number of iterations that agree and the first that does not
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -29,19 +28,13 @@ from contextlib import ExitStack
 from typing import Iterable, Optional
 from unittest.mock import patch
 
+from serq.core.errors import shortest as number  # (Rust's `{}` of an f64: `64`, `2.5`)
+
 DRIVER = r"""
 import json, sys, pyserq
 prog = pyserq.compile(source=sys.stdin.read(), **json.loads(sys.argv[1]))
 pyserq.run(prog)
 """
-
-
-def number(x: float) -> str:
-    """A number as pyserq's trace writes it (Rust's `{}` of an f64: `64`,
-    `2.5`)."""
-    if math.isfinite(x) and x == int(x) and abs(x) < 1e16:
-        return str(int(x))
-    return repr(float(x))
 
 
 def settings(seed: int, horizon: Optional[float]) -> dict:
