@@ -72,6 +72,42 @@ class _Sequence:
 
 
 FINAL_CHUNK = 1 << 13  # final gaps a stage takes at a time (a buffer of 64 KiB a stage)
+FINAL_ROOM = FINAL_CHUNK + (FINAL_CHUNK >> 2)  # a stage's buffer, made once (80 KiB)
+
+
+class FinalGaps:
+    """A stage's final gaps not taken yet: the first `n` of `buf`, a buffer
+    made once with room for `FINAL_ROOM` (it grows only for a turn that
+    does not fit). An array that grew by `extend` was copied each time it
+    outgrew its memory, about every sixteenth of its length: a gap was
+    copied about sixteen times, from memory a large fleet's other events
+    had left."""
+
+    __slots__ = ("buf", "n")
+
+    def __init__(self) -> None:
+        self.buf = array("d", bytes(8 * FINAL_ROOM))
+        self.n = 0
+
+    def add(self, gaps: Any) -> int:
+        """Append `gaps` (floats, in order); how many the buffer holds."""
+        if type(gaps) is not array:
+            gaps = array("d", gaps)
+        buf = self.buf
+        k = self.n
+        e = self.n = k + len(gaps)
+        if e <= len(buf):
+            buf[k:e] = gaps
+        else:
+            del buf[k:]
+            buf.extend(gaps)
+        return e
+
+    def take(self) -> array:
+        """The gaps held, in order; the buffer is empty after."""
+        out = self.buf[:self.n]
+        self.n = 0
+        return out
 
 
 def compact(gaps: dict) -> None:
@@ -118,7 +154,7 @@ class TokenLog:
         self.ttft = ClientRows()
         self.tpot = ClientRows()
         # final gaps not yet given to their stages, by stage, in order (`flush`)
-        self.final: dict[Any, array] = {}
+        self.final: dict[Any, FinalGaps] = {}
 
     def state(self, s: Any) -> TokenState:
         """The session's token state, its deferred tokens recorded."""
@@ -313,11 +349,9 @@ class TokenLog:
         for stage, gaps in pending.items():
             out = final.get(stage)
             if out is None:
-                out = final[stage] = array("d")
-            out.extend(gaps)
-            if len(out) >= FINAL_CHUNK:
-                stage.add_gaps(out)
-                final[stage] = array("d")
+                out = final[stage] = FinalGaps()
+            if out.add(gaps) >= FINAL_CHUNK:
+                stage.add_gaps(out.take())
         st.gaps = {}
 
     def finish(self) -> None:
@@ -325,9 +359,9 @@ class TokenLog:
         and the stages take every final gap."""
         for st in self.states:
             self.flush(st)
-        for stage, gaps in self.final.items():
-            if gaps:
-                stage.add_gaps(gaps)
+        for stage, out in self.final.items():
+            if out.n:
+                stage.add_gaps(out.take())
         self.final = {}
 
     def series(self, rows: "ClientRows", target: Any) -> None:
