@@ -69,7 +69,7 @@ class _Sequence:
         return cont
 
 
-FINAL_CHUNK = 1 << 13  # final gaps a stage takes at a time (a buffer of 64 KiB a stage)
+FINAL_CHUNK = 1 << 13  # final gaps a stage takes at a time (or more: a turn is not split)
 FINAL_ROOM = FINAL_CHUNK + (FINAL_CHUNK >> 2)  # a stage's buffer, made once (80 KiB)
 
 
