@@ -412,6 +412,7 @@ def test_the_held_invariant_allows_a_difference_of_one_millionth():
     with pytest.raises(SimulationError, match="the holds hold 0 units but 0.5 are used"):
         p.check()
 
+
 def test_a_pool_counts_the_sessions_that_hold_it_more_than_once():
     """`Pool.multi` follows `holder_count` (a step engine's totals skip
     reading a resident's session while it is 0): admissions, releases and a

@@ -587,7 +587,7 @@ class HoldManager:
         another engine's memory: those residents were the candidates), or
         ("self", 0) when its owner was preempted."""
         s = job.session
-        frame, _k = self._job_frame(job)
+        frame = self._job_frame(job)
         pool = job.growing
         cell = job.cell
         a = cell.alloc
@@ -613,19 +613,20 @@ class HoldManager:
                 return "self", 0.0
             victims += 1
 
-    def _job_frame(self, job: Any) -> tuple[HoldFrame, int]:
+    def _job_frame(self, job: Any) -> HoldFrame:
         """The hold a growing run grows (fixed while the run is resident),
-        and the pool's index in it; `job.cell` is its allotment there."""
+        found again when the pool's index in it (`job.fk`) no longer names
+        the pool; `job.cell` is its allotment there."""
         frame = job.frame
         k = job.fk if frame is not None else -1
         if frame is None or k >= len(frame.pools) or frame.pools[k] is not job.growing:
             frame, k = self._frame_of(job.session, job.growing, "growing")
             job.frame, job.fk, job.cell = frame, k, frame.cells[k]
-        return frame, k
+        return frame
 
     def advance(self, job: Any, t: float) -> None:
         """Commit `t` tokens: the growing hold's position advances."""
-        frame, _k = self._job_frame(job)
+        frame = self._job_frame(job)
         job.cell.pos += t
         frame.grown = True
 
