@@ -526,37 +526,31 @@ def test_block_rounding_keeps_nan_and_infinities():
             assert pool.rd(x) == down and type(pool.rd(x)) is type(down), (block, x)
 
 
-def test_deferred_decode_tokens_are_recorded_as_one_by_one(monkeypatch):
+def test_deferred_decode_tokens_are_recorded_as_one_by_one():
     # an engine's iteration end records a run's first decode token and
-    # defers the later ones (`decode_deferred`: they are the engine's
-    # iteration ends from `job.t0` to `job.te` of `job.ticks`, as long as
-    # the run is in each iteration); they are recorded when anything else
-    # reads or records the session's tokens (`settle`); so are the
-    # iterations a leapfrog or a closed run records at once (`decode_run`).
-    # Two logs see the same random history of sessions -- runs of decode
-    # tokens on two stages (iterations of a stage serving some of its runs,
-    # others left out), prefill tokens, requests, turns begun without a
-    # token, preemptions, a decode token recorded at once in the middle of
-    # a run, warm-up passing mid-run, a stage's list of iteration ends
-    # replaced by a fresh one (`steprun.ENDS` made small) -- one token by
-    # one and with deferral: same sequences, rows, gaps and stages' sums
+    # defers the later ones (`decode_deferred`, `job.ticks`); they are
+    # recorded when anything else reads or records the session's tokens
+    # (`settle`); so are the iterations a leapfrog or a closed run records
+    # at once (`decode_run`). Two logs see the same random history of
+    # sessions -- runs of decode tokens on two stages, prefill tokens,
+    # requests, turns begun without a token, preemptions, a decode token
+    # recorded at once in the middle of a run, warm-up passing mid-run --
+    # one token by one and with deferral: same sequences, rows, gaps and
+    # stages' sums
     from types import SimpleNamespace
 
-    from serq.runtime.resources import steprun
     from serq.runtime.sim.tokens import TokenLog
 
     class Stage:
         def __init__(self, name):
             self.name = name
             self.calls = []
-            self.ends = []
 
         def add_gaps(self, gaps):
             self.calls.append(list(gaps))
 
     for seed in range(40):
         rng = random.Random(seed)
-        monkeypatch.setattr(steprun, "ENDS", rng.choice([1, 3, 8, 256, 4096]))
         stages = [Stage("a"), Stage("b")]
         warmup = rng.choice([0.0, 5.0, 20.0])
         logs = (TokenLog(warmup), TokenLog(warmup))
@@ -573,24 +567,12 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one(monkeypatch):
             x = rng.random()
             if job is not None:
                 stage = job.stage
-                # the stage's runs this iteration serves: this one and others
-                group = [k for k in range(n) if jobs[k] is not None and
-                         jobs[k].stage is stage and (k == i or rng.random() < 0.7)]
-                if x < 0.75:  # an iteration's end: a decode token of each
-                    for k in group:
-                        logs[0].decode(sessions[0][k], stage, t)
-                    ends = stage.ends  # (as `StepStage._finish` records them)
-                    e = len(ends)
-                    if e >= steprun.ENDS:
-                        ends = stage.ends = []
-                        e = 0
-                    ends.append(t)
-                    for k in group:
-                        run = jobs[k]
-                        if run.ticks is ends and run.te == e:
-                            run.te = e + 1
-                        else:
-                            logs[1].decode_deferred(sessions[1][k], stage, t, run, e + 1)
+                if x < 0.75:  # an iteration's end: a decode token
+                    logs[0].decode(a, stage, t)
+                    if job.ticks is not None:
+                        job.ticks.append(t)
+                    else:
+                        logs[1].decode_deferred(b, stage, t, job)
                 elif x < 0.8:  # a decode token recorded at once
                     logs[0].decode(a, stage, t)
                     logs[1].decode(b, stage, t)
@@ -598,9 +580,8 @@ def test_deferred_decode_tokens_are_recorded_as_one_by_one(monkeypatch):
                     times = [t + 0.125 * k for k in range(rng.randint(1, 4))]
                     t = times[-1]
                     for u in times:
-                        for k in group:
-                            logs[0].decode(sessions[0][k], stage, u)
-                    logs[1].decode_run([jobs[k] for k in group], stage, times)
+                        logs[0].decode(a, stage, u)
+                    logs[1].decode_run([job], stage, times)
                 elif x < 0.85:  # preempted: the run leaves
                     logs[0].preempted(a)
                     logs[1].preempted(b)

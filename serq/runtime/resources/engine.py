@@ -24,7 +24,6 @@ from ...core.numeric import seq_sum
 from ...core.tolerance import TOL
 from .decision import decision, overridden
 from .stages import Job, Stage
-from . import steprun
 from .steprun import Plan, StepJob
 
 
@@ -79,7 +78,6 @@ class StepStage(Stage):
         self.order = order
         self.dirty = False
         self.residents: list[StepJob] = []
-        self.ends: list[float] = []  # iteration ends (`steprun.ENDS`)
         self.running: Optional[tuple] = None
         self.registers: dict[str, float] = dict(spec.registers) if spec is not None else {}
         self.memory: Any = None
@@ -152,7 +150,7 @@ class StepStage(Stage):
         job.stall = None
         job.frame = None
         job.cell = None
-        job.ticks = None  # the list holding its deferred decode tokens' times (`decode_deferred`)
+        job.ticks = None  # its deferred decode tokens' times (`TokenLog.decode_deferred`)
         job.joined = env.now
         if mode == "prefill" and session is not None:
             self.sim.tokens.prefill_run(session, work)
@@ -514,23 +512,18 @@ class StepStage(Stage):
         self.cur_decodes = 0
         decode = None
         done: Optional[list[StepJob]] = None
-        ends = self.ends  # (the decode runs' deferred tokens: `TokenLog.decode_deferred`)
-        i = len(ends)
-        if i >= steprun.ENDS:
-            ends = self.ends = []
-            i = 0
-        ends.append(now)
         for job, t, _k in assign:
             rem = job.remaining = job.remaining - t
             if job.mode == "decode":
-                if job.ticks is ends and job.te == i:  # (its deferred tokens go on)
-                    job.te = i + 1
+                ticks = job.ticks
+                if ticks is not None:  # (a decode token it had deferred its later ones)
+                    ticks.append(now)
                 else:
                     s = job.session
                     if s is not None:
                         if decode is None:
                             decode = sim.tokens.decode_deferred
-                        decode(s, self, now, job, i + 1)
+                        decode(s, self, now, job)
             if rem <= TOL:
                 if done is None:
                     done = [job]

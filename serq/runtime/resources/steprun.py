@@ -6,29 +6,17 @@ from typing import Optional
 
 from .stages import Job
 
-#: the most iteration ends a step stage keeps in one list (`StepStage.ends`,
-#: the times of the runs' deferred decode tokens, `TokenLog.decode_deferred`):
-#: then a fresh list begins; a run deferring its tokens across the change
-#: records them (`TokenLog.settle`) and defers its next ones in the new list,
-#: and the old list goes once no run's deferred tokens are in it. 256 keeps
-#: the positions an iteration's end stores (`job.te`, at most 256) among the
-#: small ints CPython makes once, so no end allocates an int for each run,
-#: and a list that a waiting run's span keeps alive holds a few KiB
-ENDS = 256
-
 
 class StepJob(Job):
     """A run on a step stage: `mode` prefill/decode, `remaining` tokens; a
     run that grows a pool (`growing`) keeps the hold it grows (`frame`), the
-    pool's index there (`fk`) and the hold's allotment on it (`cell`). A
-    decode run whose later tokens are deferred has them in its engine's
-    list of iteration ends (`ticks`, from `t0` to `te`)."""
+    pool's index there (`fk`) and the hold's allotment on it (`cell`)."""
 
     # (the fields every iteration reads first, right after `Job.session`: in
     # a large fleet a resident's fields are read from memory, not from the
     # processor's caches, and fields side by side share a cache line)
-    __slots__ = ("remaining", "mode", "growing", "stall", "cell", "ticks", "te", "t0",
-                 "frame", "fk", "adm", "joined")
+    __slots__ = ("remaining", "mode", "growing", "stall", "cell", "ticks", "frame", "fk",
+                 "adm", "joined")
 
 
 class Plan:

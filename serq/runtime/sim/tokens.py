@@ -19,8 +19,6 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..resources import steprun
-
 
 class _Sequence:
     """One token sequence: first and last token, count, what came last."""
@@ -166,24 +164,20 @@ class TokenLog:
             self.settle(st)
         return st
 
-    def decode_deferred(self, s: Any, stage: Any, t: float, job: Any, at: int) -> None:
+    def decode_deferred(self, s: Any, stage: Any, t: float, job: Any) -> None:
         """`decode(s, stage, t)` for a run's decode token at the end of an
         iteration of `stage` (`StepStage._finish`), and the run's later
-        tokens deferred: they are the times of `stage.ends` from `at` on,
-        as the engine extends them (`job.ticks` is that list, `job.t0` and
-        `job.te` bound the run's times in it), and they are recorded
-        (`settle`) when anything else reads or records the session's
-        tokens. After a decode token, each further decode token of the
-        same run only continues the sequences, and nothing reads them in
-        between (the leapfrog's `_continued` reads only whether they have
-        tokens), so deferring them changes no number and no order of the
-        report; the engine's iteration end no longer reads the session's
-        token state at every token, nor keeps a list of times for each run:
-        the runs of an engine share its list of iteration ends."""
+        tokens deferred: the engine appends their times to `job.ticks`, and
+        they are recorded (`settle`) when anything else reads or records
+        the session's tokens. After a decode token, each further decode
+        token of the same run only continues the sequences, and nothing
+        reads them in between (the leapfrog's `_continued` reads only
+        whether they have tokens), so deferring them changes no
+        number and no order of the report; the engine's iteration end no
+        longer reads the session's token state at every token."""
         self.decode(s, stage, t)
         s.tok.pend = job
-        job.ticks = stage.ends
-        job.t0 = job.te = at
+        job.ticks = []
 
     def settle(self, st: TokenState) -> None:
         """Record the deferred decode tokens of `st.pend` (`decode_deferred`):
@@ -192,13 +186,12 @@ class TokenLog:
         that turn after this), as `decode`'s common case records it."""
         job = st.pend
         st.pend = None
-        ends = job.ticks
+        ticks = job.ticks
         job.ticks = None
-        n = job.te - job.t0
-        if not n:
+        if not ticks:
             return
-        ticks = ends[job.t0:job.te]
         stage = job.stage
+        n = len(ticks)
         last = ticks[-1]
         if st.active:
             r = st.request
@@ -301,27 +294,22 @@ class TokenLog:
     def decode_run(self, decoders: list, stage: Any, times: list) -> None:
         """`decode(job.session, stage, t)` for every `t` of `times`
         (increasing) and, at each, every run of `decoders` in order -- as a
-        burst's iterations record them. The times join the stage's
-        iteration ends (`stage.ends`, a fresh list once it holds `steprun.ENDS`);
-        a run whose deferred tokens end where they begin takes them on,
-        without a look at its session. Only a run's first decode token can
+        burst's iterations record them. Only a run's first decode token can
         take `token`'s general path (after it the sequences continue), so
-        for any other run the first time is recorded at once
-        (`decode_deferred`, which records what the run had deferred before)
-        and the rest deferred: the same counts, last tokens and gaps."""
-        ends = stage.ends
-        i = len(ends)
-        if i >= steprun.ENDS:
-            ends = stage.ends = []
-            i = 0
-        ends += times
-        j = len(ends)
+        the first time is recorded run by run (`decode_deferred`, which
+        `decode` records at once) and the rest deferred with the run's
+        later tokens (`settle`): the same counts, last tokens and gaps."""
+        rest = None
         for job in decoders:
-            if job.ticks is ends and job.te == i:  # (its deferred tokens go on)
-                job.te = j
+            ticks = job.ticks
+            if ticks is not None:  # (its tokens are deferred already)
+                ticks += times
                 continue
-            self.decode_deferred(job.session, stage, times[0], job, i + 1)
-            job.te = j
+            self.decode_deferred(job.session, stage, times[0], job)
+            if len(times) > 1:
+                if rest is None:
+                    rest = times[1:]
+                job.ticks += rest
 
     @staticmethod
     def preempted(s: Any) -> None:
