@@ -70,7 +70,9 @@ class _Sequence:
 
 
 FINAL_CHUNK = 1 << 13  # final gaps a stage takes at a time (or more: a turn is not split)
-FINAL_ROOM = FINAL_CHUNK + (FINAL_CHUNK >> 2)  # a stage's buffer, made once (80 KiB)
+# a stage's buffer, made once (80 KiB): a chunk and a quarter, so any turn of up
+# to 2,048 gaps fits (a larger one may grow it)
+FINAL_ROOM = FINAL_CHUNK + (FINAL_CHUNK >> 2)
 
 
 class FinalGaps:
