@@ -74,7 +74,7 @@ MODULES: dict[str, Target] = {
                      "tests/test_p03_examples.py", "tests/test_pool_overhang.py",
                      "tests/test_fork_join.py", "tests/test_engine_planning.py",
                      "tests/test_preemption_victims.py",
-                     "tests/test_differential_fuzz.py::"
+                     "tests/test_differential_departures.py::"
                      "test_holds_that_preempt_each_other_at_one_instant_stop_the_run",
                      "tests/test_differential_fuzz.py::"
                      "test_a_preemption_by_an_admitted_session_ends_the_admissions"),
