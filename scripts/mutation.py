@@ -78,8 +78,7 @@ MODULES: dict[str, Target] = {
                      "test_holds_that_preempt_each_other_at_one_instant_stop_the_run",
                      "tests/test_differential_fuzz.py::"
                      "test_a_preemption_by_an_admitted_session_ends_the_admissions"),
-                    deselect=("tests/test_p03_examples.py::test_p06_",
-                              "tests/test_fork_join.py::test_parallel_tools",
+                    deselect=("tests/test_fork_join.py::test_parallel_tools",
                               "tests/test_fork_join.py::test_push_example")),
     "stages": Target("serq/runtime/resources/stages.py",
                      ("tests/test_stages.py", "tests/test_p04_stages.py",
