@@ -21,8 +21,8 @@ is skipped when its reference version is not installed).
   sample by sample (every observation's values, times, sessions and turns,
   every gauge's change points). Every program was run in 0.1.3 while this
   file was written; the comment above each group says what it exercises.
-* ``SE``: every program of test_p04_engine.py (Part 04 §13 SE-1 … SE-18 and
-  all variants) the same way; the §11 engine form (SE-15) is compared with
+* ``SE``: every program of test_p04_engine.py (in p04_programs.py: Part 04
+  §13 SE-1 … SE-18 and all variants) the same way; the §11 engine form (SE-15) is compared with
   0.1.3 running its kernel equivalent (0.1.3 has no ``device``/``engine``).
 * Part 06's engine examples (W-2, Replacement, W-4, W-5 and its variants,
   §9.6) against 0.1.3 in the seed dialect, and against **0.1.5** running the
@@ -74,7 +74,7 @@ from serq.report.json_report import to_dict
 
 from oracle import assert_samples_match, UNCOMPARED, assert_reports_match, compare_reports, requires, run_reference
 
-import test_p04_engine as se
+import p04_programs as se
 import test_p06_engine_reports as p06e
 
 
