@@ -258,7 +258,7 @@ def test_a_spills_link_job_belongs_to_no_request():
     """Part 03 §9 step 4: the spill's jobs on the link are owned by no
     session: 3 completed (work 1 each, fifo(1): 3, 4, 5), 0 requests
     (tests/test_holds.py's SPILL_AGE program)."""
-    from test_holds import SPILL_AGE
+    from hold_programs import SPILL_AGE
     row = stage(run(SPILL_AGE), "link")
     assert (row["completed"], row["requests"], row["mean_wait"]) == (3, 0, 1.0)
 
