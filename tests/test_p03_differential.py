@@ -39,6 +39,7 @@ from serq.report.json_report import to_dict
 from oracle import assert_samples_match, UNCOMPARED, assert_reports_match, requires, run_reference
 
 import test_p03_examples as ex
+import test_p06_pool_reports as p06
 from differential_fuzz import emulated_differences
 from fuzz_departures import holders_listed
 
@@ -610,11 +611,11 @@ SPEC_EXAMPLES = {
     "p11_not_held": (ex.P11.replace("HELD", ""), {"horizon": 20}),
     "p12": (ex.P12, {"horizon": 10}),
     "p12_warmup_4": (ex.P12, {"horizon": 10, "warmup": 4}),
-    "p06_program_d": (ex.PROGRAM_D, {}),
-    "p06_program_d_warmup_1_5": (ex.PROGRAM_D, {"warmup": 1.5}),
-    "stuck_self_preemption": (ex.STUCK, {"horizon": 5}),
-    "grow_both_stall": (ex.GROW_BOTH, {"horizon": 20}),
-    "grow_one_behind_holder": (ex.GROW_ONE, {"horizon": 20}),
+    "p06_program_d": (p06.PROGRAM_D, {}),
+    "p06_program_d_warmup_1_5": (p06.PROGRAM_D, {"warmup": 1.5}),
+    "stuck_self_preemption": (p06.STUCK, {"horizon": 5}),
+    "grow_both_stall": (p06.GROW_BOTH, {"horizon": 20}),
+    "grow_one_behind_holder": (p06.GROW_ONE, {"horizon": 20}),
 }
 
 

@@ -45,6 +45,7 @@ from serq.runtime.resources.pools import Pool
 from serq.runtime.sim.simulation import Simulation
 
 import test_p03_examples as ex
+import test_p06_pool_reports as p06
 
 CAPS_TOL = 1e-9
 
@@ -245,7 +246,7 @@ def test_p03_invariants_fixed_program(seed):
     ("p9", ex.P9, {"horizon": 20}),
     ("p11", ex.P11.replace("HELD", "reserve held;"), {"horizon": 20}),
     ("p12", ex.P12, {"horizon": 10}),
-    ("stuck", ex.STUCK, {"horizon": 5}),
+    ("stuck", p06.STUCK, {"horizon": 5}),
 ], ids=lambda x: x if isinstance(x, str) and len(x) < 20 else "")
 def test_p03_invariants_hold_on_examples(name, source, kw):
     # Part 03 §12's examples never break the invariants either (the small spill tier
