@@ -22,8 +22,9 @@ is skipped when its reference version is not installed).
   every gauge's change points). Every program was run in 0.1.3 while this
   file was written; the comment above each group says what it exercises.
 * ``SE``: every program of test_p04_engine.py (in p04_programs.py: Part 04
-  §13 SE-1 … SE-18 and all variants) the same way; the §11 engine form (SE-15) is compared with
-  0.1.3 running its kernel equivalent (0.1.3 has no ``device``/``engine``).
+  §13 SE-1 … SE-18 and all variants) the same way; the §11 engine form
+  (SE-15) is compared with 0.1.3 running its kernel equivalent (0.1.3 has
+  no ``device``/``engine``).
 * Part 06's engine examples (W-2, Replacement, W-4, W-5 and its variants,
   §9.6) against 0.1.3 in the seed dialect, and against **0.1.5** running the
   same deployments in its own dialect (``engine … { tokens cap …; scheduler
