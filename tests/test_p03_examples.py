@@ -29,6 +29,7 @@ from serq.core.errors import LinkError
 from serq.report.json_report import to_dict
 
 from e2e_util import assert_close, run
+from p03_programs import P2, P6, P8, P9, P10, P12  # §12's texts, as the front-end tests load them
 
 # ---------------------------------------------------------------- helpers
 
@@ -132,20 +133,6 @@ def test_p03_p1_queue_by_u():
 
 
 # ---------------------------------------------------------------- P-2
-
-P2 = """
-pool mem { cap 10; block 4; }
-stage svc : delay;
-workload { arrive batch(3);
-  init { set u = serial == 0 ? 5 : 1; set r = serial == 1 ? 6 : 0; }
-  session { request; } }
-server {
-  hold mem (u) reserve (r) { observe adm = now; observe usedin = used(mem);
-                             run svc (serial == 0 ? 4 : 1); }
-  observe done = now;
-}
-"""
-
 
 def test_p03_p2_reserve_and_block_rounding():
     rep = run(P2, horizon=20)
@@ -338,26 +325,6 @@ def test_p03_p5_lru_eviction_block_by_block(evict, found):
 
 # ---------------------------------------------------------------- P-6
 
-P6 = """
-pool kv { cap 20; evict by (waiting, size); }
-pool gate { cap 1; }
-stage svc : delay;
-workload { arrive batch(4); session { request; } }
-server {
-  run svc (serial);
-  branch (serial < 3) {
-    hold kv (serial == 0 ? 4 : serial == 1 ? 6 : 8) { run svc (1); } cache (20);
-    branch (serial == 0) { hold gate (1) { run svc (10); } }
-    else { run svc (serial == 1 ? 2 : 10); hold gate (1) { run svc (1); } }
-    observe kept = cachedin(kv);
-  } else {
-    run svc (2);
-    hold kv (10) { run svc (1); }
-  }
-}
-"""
-
-
 def test_p03_p6_waiting_as_eviction_key():
     rep = run(P6, horizon=40)  # §12 P-6, horizon 40
     # §12 P-6: B (6 units) waits in gate's queue (key (1, 6)); A (0, 4) and C (0, 8) go first:
@@ -426,22 +393,6 @@ def test_p03_p7_spill_tier_makes_room_first():
 
 # ---------------------------------------------------------------- P-8
 
-P8 = """
-pool mem { cap 10; preempt lifo; }
-stage svc : delay;
-workload { arrive batch(2); session { request; } }
-server {
-  hold mem (serial == 0 ? 6 : 3) {
-    observe adm = now; observe comp = computed;
-    run svc (1);
-    grow mem (serial == 0 ? 3 : 0);
-    observe grown_at = now;
-    run svc (serial == 0 ? 4 : 2);
-  } cache (10);
-  observe done = now;
-}
-"""
-
 P8_NONE = """
 pool mem { cap 10; block 2; preempt none; }
 stage svc : delay;
@@ -496,27 +447,6 @@ def test_p03_p8_preempt_none_deadlock():
 
 # ---------------------------------------------------------------- P-9
 
-P9 = """
-pool P { cap 100; }
-pool Q { cap 100; block 4; }
-stage svc : delay;
-workload { arrive batch(2); session { request; } }
-server {
-  hold P (10) { run svc (1); } cache (10) lease P (serial == 0 ? 5 : inf);
-  observe used_after = used(P);  observe cached_after = cachedin(P);
-  run svc (2);
-  branch (serial == 1) {
-    hold Q (12) { run svc (1); load Q (7); release P;
-                  observe p_used = used(P); observe p_cached = cachedin(P); } cache (20);
-    observe q_cached = cachedin(Q);
-  } else {
-    run svc (5);
-    observe p0_used = used(P); observe p0_cached = cachedin(P);
-  }
-}
-"""
-
-
 def test_p03_p9_leases_and_load():
     rep = run(P9, horizon=20)  # §12 P-9 (horizon 20 verified in 0.1.3)
     # §12 P-9: used_after 20 for both (leases keep their units), cached_after 0
@@ -539,19 +469,6 @@ def test_p03_p9_leases_and_load():
 
 
 # ---------------------------------------------------------------- P-10
-
-P10 = """
-pool slot { cap 1; queue by (immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3, serial); }
-stage gate : delay;
-stage svc : fifo(1);
-workload { arrive batch(6);
-  init { set arrive = serial == 0 ? 0 : serial == 1 ? 0 : serial == 2 ? 1 : serial == 3 ? 2 : 3;
-         set prompt = serial == 1 || serial == 5 ? 500 : 100;
-         set immediate = serial == 4; }
-  session { request; } }
-server { run gate (arrive); hold slot (1) { observe adm = now; run svc (serial == 0 ? 4 : 1); } }
-"""
-
 
 def test_p03_p10_queue_by_with_aging():
     rep = run(P10, horizon=20)  # §12 P-10 (horizon 20 verified in 0.1.3)
@@ -608,14 +525,6 @@ def test_p03_p11_without_reserve_held():
 
 
 # ---------------------------------------------------------------- P-12
-
-P12 = """
-pool P { cap 10; }
-stage s : delay;
-workload { arrive batch(2); session { request; } }
-server { hold P (6) { run s (2); } cache (6) lease P (1); run s (1); }
-"""
-
 
 def test_p03_p12_lease_statistics():
     rep = run(P12, horizon=10)  # §12 P-12, horizon 10
