@@ -21,6 +21,9 @@ from serq.core.errors import LinkError, ParseError
 from serq.frontend import load
 from serq.frontend.link.lower import ir_stmts
 
+from p04_programs import SE1, SE2, SE5, SE12, SE13  # §13's texts, as test_p04_engine runs them
+from p04_programs import SE15_ENGINE as SEED_ENGINE, SE15_KERNEL as SE15
+
 INF = math.inf
 SERVER = ("server { run engine prefill (n); observe ttft = now; "
           "run engine decode (o - 1); observe response = now; }")
@@ -32,25 +35,9 @@ def basic(stage: str, k: int, n: str, o: str) -> str:
             f"session {{ request; }} }}\n{SERVER}\n")
 
 
-SE1 = basic("stage engine : step { budget 4; cost 1; }", 1, "10", "4")
-SE2 = basic("stage engine : step { budget 8; cost 1; }", 2, "6", "3")
 SE3 = "stage engine : step { budget 8; cost 1; SERVE }"
 SE3_N = "serial == 0 ? 10 : serial == 1 ? 4 : 3"
 SE4 = "stage engine : step { budget 8; chunk CHUNK; cost 1; }"
-SE5 = """
-pool reqs { cap 2; admit via engine; }
-pool kv { cap 64; block 4; evict lru; preempt lifo; }
-stage engine : step { budget 8; cost 1; memory kv; }
-workload { arrive batch(3); init { set n = 6; set o = 3; } session { request; } }
-server {
-  hold reqs (1), kv (min(n, left)) reserve (n) at admission (left = budget_left(engine)) {
-    observe adm = now; observe alloc = used(kv);
-    run engine prefill (n) growing kv; observe ttft = now;
-    run engine decode (o - 1) growing kv;
-  }
-  observe response = now;
-}
-"""
 SE6 = """
 pool reqs { cap 2; admit via engine; }
 pool kv { cap 20; }
@@ -113,32 +100,6 @@ SE11 = (SE10.replace("let B = 64; let blocks = 11;", "let B = 32; let blocks = 9
                  "init { set prompt = serial == 3 ? 30 : 60; "
                  "set o = serial == 0 ? 12 : serial == 1 ? 24 : serial == 2 ? 12 : 6; "
                  "set arrive = serial == 0 ? 1 : serial == 1 ? 4 : serial == 2 ? 0 : 1; }"))
-SE12 = """
-pool kv { cap 48; block 16; evict lru; preempt lifo; }
-pool slots { cap 4; admit via engine; }
-stage engine : step { budget 64; cost 1; memory kv; }
-stage tool : delay;
-workload { arrive batch(2); init { set d = serial == 0 ? 1 : 10; } }
-session {
-  hold slots (1), kv (16) {
-    observe adm = now; observe comp = computed;
-    run engine prefill (16) growing kv; run tool (d); run engine decode (20) growing kv;
-    observe done = now;
-  }
-  end;
-}
-"""
-SE13 = """
-pool kv { cap 8; block 4; preempt lifo; }
-pool reqs { cap 1; admit via engine; }
-stage engine : step { budget 16; cost 1; memory kv; }
-workload { arrive batch(1); session { request; } }
-server {
-  hold reqs (1), kv (4) { observe adm = now; observe comp = computed;
-    run engine prefill (4) growing kv; run engine decode (6) growing kv; }
-  observe done = now;
-}
-"""
 SE14 = """
 pool kv { cap 100; block 4; }
 stage engine : step { budget 4; cost COST; memory kv; }
@@ -146,28 +107,6 @@ workload { arrive batch(2); session { request; } }
 server { hold kv (serial == 0 ? 3 : 5) {
   branch (serial == 0) { run engine prefill (6) growing kv; } else { run engine prefill (2); }
   observe t = now; } }
-"""
-SE15 = """
-stage llm : step { budget 8; cost 1 + 0.1 * tokens; serve by (remaining); }
-workload { arrive batch(2); session { request; } }
-server { run llm prefill (8); observe finished = now; }
-"""
-SEED_ENGINE = """
-fn main() {
-  device gpu { }
-  engine llm on gpu {
-    tokens cap 8;
-    schedule { advance running by (remaining); admit waiting while (running.preempted == 0); }
-    execute (1 + 0.1 * batch.tokens);
-  }
-  workload {
-    arrive batch(2);
-  }
-  server {
-    run llm prefill (cost(llm, 8));
-    observe finished = now;
-  }
-}
 """
 SE16 = """
 pool kv { cap 10; preempt lifo; }

@@ -30,6 +30,7 @@ from serq.report.json_report import to_dict
 
 from e2e_util import assert_close, run
 from p03_programs import P2, P6, P8, P9, P10, P12  # §12's texts, as the front-end tests load them
+from p03_programs import P3 as P3_OVER_CAP  # §12's P-3 over the cap, the same text
 
 # ---------------------------------------------------------------- helpers
 
@@ -163,14 +164,6 @@ stage svc : delay;
 workload { arrive batch(1); session { request; } }
 server { hold mem (11) { run svc (1); } }
 """
-
-P3_OVER_CAP = """
-pool mem { cap 10; }
-stage svc : delay;
-workload { arrive batch(2); session { request; } }
-server { hold mem (4 + queued(mem) * 100) { run svc (1); } }
-"""
-
 
 def test_p03_p3_rejection():
     rep = run(P3_REJECT, horizon=20)
