@@ -23,24 +23,9 @@ from e2e_util import assert_close, run
 from oracle import requires, run_reference
 from test_p03_examples import (P3_OVER_CAP, P3_REJECT, P9, P12, assert_obs, assert_pool,
                                json_pool, obs, pool)
+from test_p06_reports import PROGRAM_D  # Part 06 §1's program D
 
 # ---------------------------------------------------------------- Part 06 §1 and §5.4: program D
-
-PROGRAM_D = """
-pool slots { cap 3; }
-stage svc : fifo(2);
-stage shared : ps(1);
-gauge busy_svc = busy(svc);
-gauge q_svc = queue(svc);
-gauge used_slots = used(slots);
-workload { arrive batch(4); init { set t0 = now; set s = 1 + serial; } session { request; end; } }
-server {
-  hold slots (1) { run svc (s); }
-  run shared (1);
-  observe response = now - t0;
-}
-run { horizon 20; }
-"""
 
 
 def test_p06_1_program_d_warmup_0():
