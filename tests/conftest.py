@@ -56,6 +56,18 @@ def pytest_terminal_summary(terminalreporter):
 
 _PAGE = re.compile(r"^tests/test_docs\.py::\w+\[(?P<page>[^\]]+\.md):\d+\]$")
 
+#: The longest files of the slow step (CI's last run, 2026-12-06: the capacity
+#: campaign 1,774 s on a pool of 2 processes, the differential campaign
+#: 433 s on 2, the long fuzz profiles 694 s, the repeated M/M/1 studies
+#: 280 s), sent to the workers first, in this order. xdist otherwise sends
+#: the files with the most tests first and these, of one to three tests each,
+#: last: the capacity campaign then started after 20 minutes and the run
+#: ended with one worker idle for 17.
+_FIRST = ("tests/test_capacity_slow.py", "tests/test_differential_fuzz.py",
+          "tests/test_fuzz.py", "tests/test_study_slow.py")
+#: Files whose tests share nothing and run in any order: spread test by test.
+_SPREAD = ("tests/test_fleet_programs.py", "tests/test_closed_runs.py")
+
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown without it
 def pytest_xdist_make_scheduler(config, log):
@@ -64,7 +76,8 @@ def pytest_xdist_make_scheduler(config, log):
     test reads the counts its short profiles left), but the docs test's
     blocks by page, not as one file, so that the pages spread over the
     workers (a page's blocks stay together: a block may use what an earlier
-    one made). Another `--dist` is left to xdist."""
+    one made), the tests of `_SPREAD` one by one, and the files of `_FIRST`
+    before all others. Another `--dist` is left to xdist."""
     if config.getvalue("dist") not in ("load", "loadfile"):
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -72,6 +85,16 @@ def pytest_xdist_make_scheduler(config, log):
     class PageOrFileScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             m = _PAGE.match(nodeid)
-            return "page:" + m.group("page") if m else nodeid.split("::", 1)[0]
+            if m:
+                return "page:" + m.group("page")
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in _SPREAD else path
+
+        def _assign_work_unit(self, node) -> None:
+            # the first of _FIRST still queued goes next; else xdist's order
+            first = next((f for f in _FIRST if f in self.workqueue), None)
+            if first is not None:
+                self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
 
     return PageOrFileScheduling(config, log)

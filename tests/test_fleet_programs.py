@@ -35,10 +35,15 @@ def test_fleet_programs_report_as_the_event_loop(family, seed):
     assert compare(seed, family) == "equal"
 
 
+# CI's slow step runs 208 more; `python tests/fleet_programs.py --family F
+# --start S --count N --jobs 2` runs any others by hand. Cut from 568 (and
+# the comparison with 0.1.3 below from 600) on 2026-12-07: CI's slow step
+# took 58-62 minutes on a machine three times slower than the fast one, and
+# programs 120-299 (replica) and 60-149 (pd, mixed) had passed in every run.
 @pytest.mark.slow
-@pytest.mark.parametrize("family,seed", [("replica", s) for s in range(16, 300)]
-                         + [("pd", s) for s in range(8, 150)]
-                         + [("mixed", s) for s in range(8, 150)])
+@pytest.mark.parametrize("family,seed", [("replica", s) for s in range(16, 120)]
+                         + [("pd", s) for s in range(8, 60)]
+                         + [("mixed", s) for s in range(8, 60)])
 def test_more_fleet_programs_report_as_the_event_loop(family, seed):
     assert compare(seed, family) == "equal"
 
@@ -120,7 +125,7 @@ def test_mixed_program_6629_is_a_departure():
 
 @pytest.mark.slow
 @requires("0.1.3")
-@pytest.mark.parametrize("family,count", [("replica", 300), ("pd", 100), ("mixed", 200)])
+@pytest.mark.parametrize("family,count", [("replica", 150), ("pd", 60), ("mixed", 100)])
 def test_deterministic_fleet_programs_against_0_1_3(family, count):
     rows = against_reference(list(range(count)), family)
     findings = [(s, cls, d[:3]) for s, cls, d in rows if cls.startswith("finding")]
