@@ -91,8 +91,9 @@ YARDSTICK = ["scripts/handwritten_replica.py", "--horizon", "400"]
 # (2026-12-07, five rounds, yardstick then claim): the yardstick 0.56-1.03 s,
 # each claim's run 1.4-1.7, 4.5-7.1, 1.25-1.6 and 2.2-2.9 times its
 # yardstick, which puts the yardstick at 0.24-0.28, 0.18-0.29, 0.22-0.28 and
-# 0.26-0.34 s on the claims' machine; the performance page's table measured
-# it there at 0.30 s (wall time, best of five).
+# 0.26-0.34 s on the claims' machine; the performance page's table has it at
+# 0.30 s on a fast machine (wall time, best of five; not checked to be the
+# claims' own).
 YARDSTICK_CPU = 0.28
 
 
