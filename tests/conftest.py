@@ -56,13 +56,13 @@ def pytest_terminal_summary(terminalreporter):
 
 _PAGE = re.compile(r"^tests/test_docs\.py::\w+\[(?P<page>[^\]]+\.md):\d+\]$")
 
-#: The longest files of the slow step (CI's last run, 2026-12-06: the capacity
-#: campaign 1,774 s on a pool of 2 processes, the differential campaign
-#: 433 s on 2, the long fuzz profiles 694 s, the repeated M/M/1 studies
-#: 280 s), sent to the workers first, in this order. xdist otherwise sends
-#: the files with the most tests first and these, of one to three tests each,
-#: last: the capacity campaign then started after 20 minutes and the run
-#: ended with one worker idle for 17.
+#: The longest files of the slow step (`--durations`, 2026-12-07, on a machine
+#: as slow as CI's of 2026-12-06: the capacity campaign 1,774 s on a pool of
+#: 2 processes, the differential campaign 433 s on 2, the long fuzz profiles
+#: 694 s, the repeated M/M/1 studies 280 s), sent to the workers first, in
+#: this order. xdist otherwise sends the files with the most tests first and
+#: these, of one to three tests each, last: in that run the capacity campaign
+#: started after 20 minutes and one worker sat idle for the last 17.
 _FIRST = ("tests/test_capacity_slow.py", "tests/test_differential_fuzz.py",
           "tests/test_fuzz.py", "tests/test_study_slow.py")
 #: Files whose tests share nothing and run in any order: spread test by test.
