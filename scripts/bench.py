@@ -9,6 +9,8 @@
     python scripts/bench.py --fleet              # the fleet benchmark (scripts/bench_fleet.py)
     python scripts/bench.py --fleet --instructions   # ... instructions per event (callgrind)
     python scripts/bench.py --fleet --cpu --fleet-repeat 3   # ... CPU time, best of 3 each
+    python scripts/bench.py --fleet --fleet-paired --sizes 4 256 --fleet-horizon 400
+                                                 # ... growth, the two sizes side by side
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
@@ -340,6 +342,11 @@ def main(argv: Optional[list[str]] = None) -> None:
                     help="--fleet: X times every fleet's arrival rate (1: issue 28's loads, "
                          "under which replica.sq's engines saturate; 0.25: replica.sq's own "
                          "0.1 sessions per second per replica)")
+    ap.add_argument("--fleet-paired", action="store_true",
+                    help="--fleet: each contender's growth from the smallest --sizes to the "
+                         "largest, the two run side by side on two cores (the largest once, "
+                         "the smallest again and again beside it) so that both see the same "
+                         "machine speed; CPU time")
     ap.add_argument("--reference-sizes", type=int, nargs="+", default=None, metavar="R",
                     help="--fleet: run the reference and the hand-written SimPy model only "
                          "at these sizes (default: all)")
@@ -377,6 +384,17 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
         return (version, python) if version is not None else (None, None)
 
     horizon = args.fleet_horizon
+    if args.fleet_paired:
+        sizes = tuple(args.sizes or bench_fleet.SIZES)
+        if len(set(sizes)) < 2 or args.instructions or (os.cpu_count() or 1) < 2:
+            sys.exit("--fleet-paired needs two --sizes or more, two cores, and no "
+                     "--instructions")
+        rows = bench_fleet.paired(sizes, horizon, horizon / 4, args.seed, reference, exe,
+                                  child_env(), REF_DRIVER,
+                                  lambda text: print(text, file=sys.stderr, flush=True),
+                                  tuple(args.only) if args.only else None, args.fleet_load)
+        print(bench_fleet.paired_table(rows, horizon, horizon / 4, args.fleet_load))
+        return
     start = bench_fleet.START if args.fleet_from is None else args.fleet_from
     rows = bench_fleet.bench(tuple(args.sizes or bench_fleet.SIZES), horizon, horizon / 4,
                              args.seed, reference, exe, child_env(), REF_DRIVER,

@@ -55,6 +55,12 @@ runs a process about 50 times slower: choose a short `--fleet-horizon`, and
 of the largest fleets (at R = 256 the reference takes minutes per simulated
 second under callgrind).
 
+`--fleet-paired` measures the growth alone, for a machine whose speed
+changes from minute to minute: the largest size runs once while the
+smallest runs again and again beside it on the other core, so that both go
+through the same speeds (`paired`). A growth taken from two runs one after
+the other is then the machine's as much as the program's.
+
 This is a benchmark, not a test: it asserts nothing.
 """
 from __future__ import annotations
@@ -66,6 +72,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +221,37 @@ def fastest(runs: list[Measured], cpu: bool = False) -> Measured:
     return min(whole, key=lambda m: m.time(cpu)) if whole else runs[0]
 
 
+#: A contender: (horizon, warm-up, counted) -> the measured process.
+Contender = Callable[[float, float, bool], Measured]
+
+
+def _contenders(fleet: Fleet, r: int, path: Path, load: float, seed: int, serq_exe: str,
+                env: dict[str, str], ref: tuple[Optional[str], Optional[str]], driver: str,
+                hand: bool) -> dict[str, Contender]:
+    """The processes that run `fleet` at `r` members (edited to `path`):
+    serq-simpy, the reference when `ref` = (version, python) names one, and
+    the hand-written SimPy model when the fleet has one and `hand`."""
+    def serq(h: float, w: float, c: bool) -> Measured:
+        exe = [sys.executable, "-c", UNWATCHED] if c else [serq_exe]
+        return run_json([*exe, "run", str(path), "--json", "--no-progress",
+                         "--seed", str(seed), "--horizon", repr(h), "--warmup", repr(w)], env, c)
+    out: dict[str, Contender] = {"serq": serq}
+    version, python = ref
+    if version is not None and python is not None:
+        def reference(h: float, w: float, c: bool) -> Measured:
+            return run_json([python, "-c", driver, str(path), str(seed), repr(h), repr(w)],
+                            dict(os.environ), c)
+        out["ref"] = reference
+    if fleet.hand is not None and hand:
+        script = fleet.hand(r, load)
+
+        def by_hand(h: float, w: float, c: bool) -> Measured:
+            return run_json([sys.executable, *script, "--json", "--seed", str(seed),
+                             "--horizon", repr(h), "--warmup", repr(w)], env, c)
+        out["hand"] = by_hand
+    return out
+
+
 def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
           reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
           env: dict[str, str], driver: str, log: Callable[[str], None],
@@ -240,26 +278,11 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
             for r in sizes:
                 path = edited(fleet, r, tmp, load)
                 row: dict = {"fleet": fleet.key, "R": r, "version": version}
-
-                def serq(h: float, w: float, c: bool) -> Measured:
-                    exe = [sys.executable, "-c", UNWATCHED] if c else [serq_exe]
-                    return run_json([*exe, "run", str(path), "--json", "--no-progress",
-                                     "--seed", str(seed), "--horizon", repr(h),
-                                     "--warmup", repr(w)], env, c)
-                contenders = {"serq": serq}
-                if version is not None and (ref_sizes is None or r in ref_sizes):
-                    def ref(h: float, w: float, c: bool) -> Measured:
-                        return run_json([python, "-c", driver, str(path), str(seed), repr(h),
-                                         repr(w)], dict(os.environ), c)
-                    contenders["ref"] = ref
-                if fleet.hand is not None and (ref_sizes is None or r in ref_sizes):
-                    script = fleet.hand(r, load)
-
-                    def hand(h: float, w: float, c: bool) -> Measured:
-                        return run_json([sys.executable, *script, "--json", "--seed", str(seed),
-                                         "--horizon", repr(h), "--warmup", repr(w)], env, c)
-                    contenders["hand"] = hand
-                serq(START, 0.0, False)  # (warm: bytecode, the grammar and program caches)
+                others = ref_sizes is None or r in ref_sizes
+                contenders = _contenders(fleet, r, path, load, seed, serq_exe, env,
+                                         (version, python) if others else (None, None),
+                                         driver, others)
+                contenders["serq"](START, 0.0, False)  # (warm: bytecode, the caches)
                 runs: dict[str, list[Measured]] = {}
                 for _ in range(max(repeat, 1)):
                     for key, contender in contenders.items():
@@ -270,6 +293,101 @@ def bench(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
                 rows.append(row)
                 log(f"… {fleet.key} R={r} done: " + _summary(row, count))
     return rows
+
+
+def paired(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
+           reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
+           env: dict[str, str], driver: str, log: Callable[[str], None],
+           only: Optional[tuple[str, ...]] = None, load: float = 1.0) -> list[dict]:
+    """`--fleet-paired`: each contender's growth from the smallest of `sizes`
+    to the largest, the two measured side by side on two cores. The largest
+    fleet runs once, to `horizon`; beside it the smallest runs again and
+    again, each run after a start-up run (horizon `START`), until the large
+    one ends. Both then ran through the same changes of the machine's speed,
+    which on a shared machine can move a run's time by half or more within
+    minutes: a ratio of two runs taken one after the other measures the
+    machine as much as the program. The two share the processor's last-level
+    cache, so a large fleet's misses may slow the small one beside it a
+    little: if anything, the growth comes out smaller than it is.
+    A row per fleet and contender: the small fleet's runs and start-up runs,
+    the large one's run and its start-up run (run alone, before)."""
+    r0, r1 = min(sizes), max(sizes)
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for fleet in FLEETS:
+            if only and fleet.key not in only:
+                continue
+            ref = reference(fleet.path)
+            small = _contenders(fleet, r0, edited(fleet, r0, tmp, load), load, seed, serq_exe,
+                                env, ref, driver, True)
+            large = _contenders(fleet, r1, edited(fleet, r1, tmp, load), load, seed, serq_exe,
+                                env, ref, driver, True)
+            small["serq"](START, 0.0, False)  # (warm: bytecode, the caches)
+            for key in small:
+                row: dict = {"fleet": fleet.key, "key": key, "version": ref[0], "R0": r0,
+                             "R1": r1, "large0": large[key](START, 0.0, False), "small": [],
+                             "small0": []}
+                done: dict[str, Measured] = {}
+                beside = threading.Thread(
+                    target=lambda c=large[key]: done.update(large=c(horizon, warmup, False)))
+                beside.start()
+                while beside.is_alive() or not row["small"]:
+                    row["small0"].append(small[key](START, 0.0, False))
+                    row["small"].append(small[key](horizon, warmup, False))
+                beside.join()
+                row["large"] = done["large"]
+                rows.append(row)
+                log(f"… {fleet.key} {key} R={r1} beside R={r0} done: "
+                    f"{len(row['small'])} runs of R={r0}")
+    return rows
+
+
+def paired_cost(runs: list[Measured], starts: list[Measured]) -> Optional[float]:
+    """CPU µs per event over several runs of one process, their start-up runs
+    taken off: all their time over all their events (a slower run weighs in
+    as long as it lasted, as the large fleet beside it lived through it);
+    None when a run failed."""
+    if any(m.error or not m.events for m in runs) or any(m.error for m in starts):
+        return None
+    events = sum(m.events for m in runs) - sum(m.events or 0 for m in starts)
+    seconds = sum(m.cpu for m in runs) - sum(m.cpu for m in starts)
+    return seconds / events * 1e6 if events > 0 else None
+
+
+NAMES = {"serq": "serq-simpy", "ref": "reference", "hand": "SimPy by hand"}
+
+
+def paired_table(rows: list[dict], horizon: float, warmup: float, load: float = 1.0) -> str:
+    """`paired`'s rows as a Markdown table: per fleet and contender, the small
+    fleet's CPU µs per event (over all its runs, and its fastest and slowest
+    run), the large one's, and the growth between them."""
+    head = ["program", "contender", "R small", "runs", "µs/event", "fastest–slowest run",
+            "R large", "events", "µs/event", "growth"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        small = paired_cost(row["small"], row["small0"])
+        each = [paired_cost([m], [m0]) for m, m0 in zip(row["small"], row["small0"])]
+        each = [c for c in each if c is not None]
+        large = paired_cost([row["large"]], [row["large0"]])
+        name = NAMES[row["key"]] + (f" {row['version']}" if row["key"] == "ref" else "")
+        spread = f"{min(each):.1f}–{max(each):.1f}" if each else "—"
+        lines.append("| " + " | ".join([
+            row["fleet"], name, str(row["R0"]), str(len(row["small"])), _f(small), spread,
+            str(row["R1"]), _n(row["large"].events), _f(large),
+            f"{large / small:.2f}×" if small and large else "—"]) + " |")
+    note = (f"horizon {horizon:g}, warm-up {warmup:g}; CPU µs/event after the start-up (the "
+            f"CPU time at horizon {START:g} taken off); the large fleet's one run beside the "
+            "small one's repeated runs, on two cores")
+    if load != 1.0:
+        note += f"; arrival rates {load:g} times the fleets' (--fleet-load)"
+    notes = [note]
+    for row in rows:
+        for m in [row["large"], row["large0"], *row["small"], *row["small0"]]:
+            if m.error:
+                notes.append(f"{row['fleet']} {row['key']}: a run failed: {m.error}")
+                break
+    return "\n".join(lines) + "\n\n" + "\n".join(notes)
 
 
 def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,

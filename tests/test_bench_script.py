@@ -153,6 +153,47 @@ def test_fleet_repeat_keeps_the_fastest_whole_run():
     assert "one run each" in fleet.table([row], 400, 100, cpu=True)
 
 
+def test_fleet_paired_cost_weighs_each_run_by_its_length():
+    """--fleet-paired: the small fleet's cost per event is all its runs' CPU
+    time over all their events, start-up runs taken off: runs of (2.0 s,
+    100 000 events) and (5.0 s, 100 000), start-ups of 0.5 s and 10 events
+    each, give (7.0 - 1.0) s / 199 980 events = 30.003 µs (the mean of the
+    two runs' own costs, 15.0 and 45.0 µs, only when the runs are alike);
+    the large fleet's (61.0 - 1.0) s / 1 000 000 = 60 µs: growth 2.00×; a
+    failed run gives no figure."""
+    fleet = _fleet_module()
+    runs = [_measured(fleet, 2.0, 100_000), _measured(fleet, 5.0, 100_000)]
+    starts = [_measured(fleet, 0.5, 10), _measured(fleet, 0.5, 10)]
+    assert fleet.paired_cost(runs, starts) == pytest.approx(6.0 / 199_980 * 1e6)
+    failed = fleet.Measured(1.0, 0, None, "exit 2", cpu=1.0)
+    assert fleet.paired_cost([runs[0], failed], starts) is None
+    row = {"fleet": "replica", "key": "hand", "version": "0.1.3", "R0": 4, "R1": 256,
+           "small": runs, "small0": starts, "large": _measured(fleet, 61.0, 1_000_000),
+           "large0": _measured(fleet, 1.0, 0)}
+    text = fleet.paired_table([row], 400, 100)
+    cells = [c.strip() for c in text.splitlines()[2].strip("|").split("|")]
+    assert cells == ["replica", "SimPy by hand", "4", "2", "30.0", "15.0–45.0", "256",
+                     "1,000,000", "60.0", "2.00×"]
+    row["large"] = failed
+    assert "replica hand: a run failed: exit 2" in fleet.paired_table([row], 400, 100)
+
+
+@pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
+def test_bench_fleet_paired_runs_the_small_fleet_beside_the_large():
+    """--fleet-paired: one row per contender, the small fleet run at least
+    once beside the large one; a cost per event at both sizes and a growth
+    (figures of runs this short are noise: only their presence is checked)."""
+    lines = _bench("--fleet", "--fleet-paired", "--sizes", "2", "4", "--fleet-horizon", "20",
+                   "--no-reference", "--only", "replica")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:4]]
+    assert [r[:3] for r in rows] == [["replica", "serq-simpy", "2"],
+                                     ["replica", "SimPy by hand", "2"]]
+    for r in rows:
+        assert int(r[3]) >= 1 and r[6] == "4" and int(r[7].replace(",", "")) > 0
+        float(r[4]), float(r[8])  # (a figure, not "—")
+        assert r[9].endswith("×")
+
+
 def _replica(fleet):
     """The fleet benchmark's replica.sq entry."""
     return next(f for f in fleet.FLEETS if f.key == "replica")
