@@ -11,6 +11,8 @@
     python scripts/bench.py --fleet --cpu --fleet-repeat 3   # ... CPU time, best of 3 each
     python scripts/bench.py --fleet --fleet-paired --sizes 4 256 --fleet-horizon 400
                                                  # ... growth, the two sizes side by side
+    python scripts/bench.py --fleet --fleet-paired --sizes 64 --fleet-horizon 400
+                                                 # ... serq-simpy beside the reference
 
 Every contender runs as a process of its own, as a user runs it: serq-simpy
 as the `serq-simpy` command (`run FILE --json`, start-up included; the
@@ -343,10 +345,11 @@ def main(argv: Optional[list[str]] = None) -> None:
                          "under which replica.sq's engines saturate; 0.25: replica.sq's own "
                          "0.1 sessions per second per replica)")
     ap.add_argument("--fleet-paired", action="store_true",
-                    help="--fleet: each contender's growth from the smallest --sizes to the "
-                         "largest, the two run side by side on two cores (the largest once, "
-                         "the smallest again and again beside it) so that both see the same "
-                         "machine speed; CPU time")
+                    help="--fleet: costs compared side by side on two cores, one run once and "
+                         "the other again and again beside it, so that both see the same "
+                         "machine speed (CPU time): each contender's growth from the smallest "
+                         "--sizes to the largest, or with one size serq-simpy's cost against "
+                         "the reference's and the hand-written model's")
     ap.add_argument("--reference-sizes", type=int, nargs="+", default=None, metavar="R",
                     help="--fleet: run the reference and the hand-written SimPy model only "
                          "at these sizes (default: all)")
@@ -386,9 +389,8 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
     horizon = args.fleet_horizon
     if args.fleet_paired:
         sizes = tuple(args.sizes or bench_fleet.SIZES)
-        if len(set(sizes)) < 2 or args.instructions or (os.cpu_count() or 1) < 2:
-            sys.exit("--fleet-paired needs two --sizes or more, two cores, and no "
-                     "--instructions")
+        if args.instructions or (os.cpu_count() or 1) < 2:
+            sys.exit("--fleet-paired needs two cores, and no --instructions")
         rows = bench_fleet.paired(sizes, horizon, horizon / 4, args.seed, reference, exe,
                                   child_env(), REF_DRIVER,
                                   lambda text: print(text, file=sys.stderr, flush=True),

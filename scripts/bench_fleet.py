@@ -299,18 +299,22 @@ def paired(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
            reference: Callable[[str], tuple[Optional[str], Optional[str]]], serq_exe: str,
            env: dict[str, str], driver: str, log: Callable[[str], None],
            only: Optional[tuple[str, ...]] = None, load: float = 1.0) -> list[dict]:
-    """`--fleet-paired`: each contender's growth from the smallest of `sizes`
-    to the largest, the two measured side by side on two cores. The largest
-    fleet runs once, to `horizon`; beside it the smallest runs again and
-    again, each run after a start-up run (horizon `START`), until the large
-    one ends. Both then ran through the same changes of the machine's speed,
-    which on a shared machine can move a run's time by half or more within
-    minutes: a ratio of two runs taken one after the other measures the
-    machine as much as the program. The two share the processor's last-level
-    cache, so a large fleet's misses may slow the small one beside it a
-    little: if anything, the growth comes out smaller than it is.
-    A row per fleet and contender: the small fleet's runs and start-up runs,
-    the large one's run and its start-up run (run alone, before)."""
+    """`--fleet-paired`: costs per event compared side by side, on two cores
+    (`_side_by_side`), so that both figures go through the same changes of
+    the machine's speed (on a shared machine those can move a run's time by
+    half or more within minutes, and a ratio of two runs taken one after
+    the other measures the machine as much as the program):
+
+    * with two sizes or more, each contender's growth: its largest fleet
+      runs once, its smallest again and again beside it;
+    * with one size, serq-simpy's cost against each other contender's:
+      serq-simpy runs once, the other again and again beside it.
+
+    The two share the processor's last-level cache, so the long run's
+    misses may slow the short runs beside it a little: if anything, the
+    growth (or the ratio) comes out smaller than it is. A row per fleet and
+    pair: `small`, `small0` the short runs and their start-up runs, `large`
+    the long run and `large0` its start-up run (run alone, before)."""
     r0, r1 = min(sizes), max(sizes)
     rows = []
     with tempfile.TemporaryDirectory() as d:
@@ -324,29 +328,40 @@ def paired(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
             large = _contenders(fleet, r1, edited(fleet, r1, tmp, load), load, seed, serq_exe,
                                 env, ref, driver, True)
             small["serq"](START, 0.0, False)  # (warm: bytecode, the caches)
-            for key in small:
-                row: dict = {"fleet": fleet.key, "key": key, "version": ref[0], "R0": r0,
-                             "R1": r1, "large0": large[key](START, 0.0, False), "small": [],
-                             "small0": []}
-                done: dict[str, Measured] = {}
-                beside = threading.Thread(
-                    target=lambda c=large[key]: done.update(large=c(horizon, warmup, False)))
-                beside.start()
-                while beside.is_alive() or not row["small"]:
-                    row["small0"].append(small[key](START, 0.0, False))
-                    row["small"].append(small[key](horizon, warmup, False))
-                beside.join()
-                row["large"] = done["large"]
+            pairs = [(key, key) for key in small] if r1 > r0 else \
+                [(key, "serq") for key in small if key != "serq"]
+            for key, once in pairs:
+                row: dict = {"fleet": fleet.key, "key": key, "once": once, "version": ref[0],
+                             "R0": r0, "R1": r1, "large0": large[once](START, 0.0, False)}
+                row["large"], row["small"], row["small0"] = _side_by_side(
+                    large[once], small[key], horizon, warmup)
                 rows.append(row)
-                log(f"… {fleet.key} {key} R={r1} beside R={r0} done: "
-                    f"{len(row['small'])} runs of R={r0}")
+                log(f"… {fleet.key}: {len(row['small'])} runs of {key} at R={r0} beside "
+                    f"{once} at R={r1}")
     return rows
+
+
+def _side_by_side(long: Contender, short: Contender, horizon: float,
+                  warmup: float) -> tuple[Measured, list[Measured], list[Measured]]:
+    """`long` runs once to `horizon` while `short` runs again and again beside
+    it, each of its runs after a start-up run, until `long` ends (at least
+    once): the long run, the short runs and their start-up runs."""
+    done: dict[str, Measured] = {}
+    thread = threading.Thread(target=lambda: done.update(m=long(horizon, warmup, False)))
+    thread.start()
+    runs: list[Measured] = []
+    starts: list[Measured] = []
+    while thread.is_alive() or not runs:
+        starts.append(short(START, 0.0, False))
+        runs.append(short(horizon, warmup, False))
+    thread.join()
+    return done["m"], runs, starts
 
 
 def paired_cost(runs: list[Measured], starts: list[Measured]) -> Optional[float]:
     """CPU µs per event over several runs of one process, their start-up runs
     taken off: all their time over all their events (a slower run weighs in
-    as long as it lasted, as the large fleet beside it lived through it);
+    as long as it lasted, as the long run beside it lived through it);
     None when a run failed."""
     if any(m.error or not m.events for m in runs) or any(m.error for m in starts):
         return None
@@ -359,26 +374,27 @@ NAMES = {"serq": "serq-simpy", "ref": "reference", "hand": "SimPy by hand"}
 
 
 def paired_table(rows: list[dict], horizon: float, warmup: float, load: float = 1.0) -> str:
-    """`paired`'s rows as a Markdown table: per fleet and contender, the small
-    fleet's CPU µs per event (over all its runs, and its fastest and slowest
-    run), the large one's, and the growth between them."""
-    head = ["program", "contender", "R small", "runs", "µs/event", "fastest–slowest run",
-            "R large", "events", "µs/event", "growth"]
+    """`paired`'s rows as a Markdown table: per pair, the short runs' CPU µs
+    per event (over all of them, and their fastest and slowest run), the
+    long run's, and the long one's over the short ones' (a growth, or
+    serq-simpy's cost over another contender's)."""
+    head = ["program", "runs again and again", "R", "runs", "µs/event", "fastest–slowest run",
+            "runs once, beside", "R", "events", "µs/event", "ratio"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         small = paired_cost(row["small"], row["small0"])
         each = [paired_cost([m], [m0]) for m, m0 in zip(row["small"], row["small0"])]
         each = [c for c in each if c is not None]
         large = paired_cost([row["large"]], [row["large0"]])
-        name = NAMES[row["key"]] + (f" {row['version']}" if row["key"] == "ref" else "")
         spread = f"{min(each):.1f}–{max(each):.1f}" if each else "—"
         lines.append("| " + " | ".join([
-            row["fleet"], name, str(row["R0"]), str(len(row["small"])), _f(small), spread,
+            row["fleet"], _name(row["key"], row["version"]), str(row["R0"]),
+            str(len(row["small"])), _f(small), spread, _name(row["once"], row["version"]),
             str(row["R1"]), _n(row["large"].events), _f(large),
             f"{large / small:.2f}×" if small and large else "—"]) + " |")
     note = (f"horizon {horizon:g}, warm-up {warmup:g}; CPU µs/event after the start-up (the "
-            f"CPU time at horizon {START:g} taken off); the large fleet's one run beside the "
-            "small one's repeated runs, on two cores")
+            f"CPU time at horizon {START:g} taken off); one run beside the other's repeated "
+            "runs, on two cores")
     if load != 1.0:
         note += f"; arrival rates {load:g} times the fleets' (--fleet-load)"
     notes = [note]
@@ -388,6 +404,11 @@ def paired_table(rows: list[dict], horizon: float, warmup: float, load: float = 
                 notes.append(f"{row['fleet']} {row['key']}: a run failed: {m.error}")
                 break
     return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def _name(key: str, version: Optional[str]) -> str:
+    """A contender's name in the tables."""
+    return NAMES[key] + (f" {version}" if key == "ref" and version else "")
 
 
 def table(rows: list[dict], horizon: float, warmup: float, cpu: bool = False,

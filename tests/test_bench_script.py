@@ -167,31 +167,42 @@ def test_fleet_paired_cost_weighs_each_run_by_its_length():
     assert fleet.paired_cost(runs, starts) == pytest.approx(6.0 / 199_980 * 1e6)
     failed = fleet.Measured(1.0, 0, None, "exit 2", cpu=1.0)
     assert fleet.paired_cost([runs[0], failed], starts) is None
-    row = {"fleet": "replica", "key": "hand", "version": "0.1.3", "R0": 4, "R1": 256,
+    row = {"fleet": "replica", "key": "hand", "once": "hand", "version": "0.1.3", "R0": 4,
+           "R1": 256,
            "small": runs, "small0": starts, "large": _measured(fleet, 61.0, 1_000_000),
            "large0": _measured(fleet, 1.0, 0)}
     text = fleet.paired_table([row], 400, 100)
     cells = [c.strip() for c in text.splitlines()[2].strip("|").split("|")]
-    assert cells == ["replica", "SimPy by hand", "4", "2", "30.0", "15.0–45.0", "256",
-                     "1,000,000", "60.0", "2.00×"]
+    assert cells == ["replica", "SimPy by hand", "4", "2", "30.0", "15.0–45.0",
+                     "SimPy by hand", "256", "1,000,000", "60.0", "2.00×"]
     row["large"] = failed
     assert "replica hand: a run failed: exit 2" in fleet.paired_table([row], 400, 100)
 
 
 @pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
 def test_bench_fleet_paired_runs_the_small_fleet_beside_the_large():
-    """--fleet-paired: one row per contender, the small fleet run at least
-    once beside the large one; a cost per event at both sizes and a growth
-    (figures of runs this short are noise: only their presence is checked)."""
+    """--fleet-paired: with two sizes, one row per contender, the small fleet
+    run at least once beside the large one, a cost per event at both and a
+    growth; with one size, a row per contender other than serq-simpy, run
+    beside serq-simpy (figures of runs this short are noise: only their
+    presence is checked)."""
     lines = _bench("--fleet", "--fleet-paired", "--sizes", "2", "4", "--fleet-horizon", "20",
                    "--no-reference", "--only", "replica")
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:4]]
-    assert [r[:3] for r in rows] == [["replica", "serq-simpy", "2"],
-                                     ["replica", "SimPy by hand", "2"]]
+    assert [r[:3] + r[6:8] for r in rows] == [
+        ["replica", "serq-simpy", "2", "serq-simpy", "4"],
+        ["replica", "SimPy by hand", "2", "SimPy by hand", "4"]]
     for r in rows:
-        assert int(r[3]) >= 1 and r[6] == "4" and int(r[7].replace(",", "")) > 0
-        float(r[4]), float(r[8])  # (a figure, not "—")
-        assert r[9].endswith("×")
+        assert int(r[3]) >= 1 and int(r[8].replace(",", "")) > 0
+        float(r[4]), float(r[9])  # (a figure, not "—")
+        assert r[10].endswith("×")
+    # one size: serq-simpy once, each other contender beside it
+    lines = _bench("--fleet", "--fleet-paired", "--sizes", "2", "--fleet-horizon", "20",
+                   "--no-reference", "--only", "replica")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]
+            if line.startswith("| replica")]
+    assert [r[:3] + r[6:8] for r in rows] == [["replica", "SimPy by hand", "2", "serq-simpy",
+                                               "2"]]
 
 
 def _replica(fleet):
