@@ -389,8 +389,14 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
     horizon = args.fleet_horizon
     if args.fleet_paired:
         sizes = tuple(args.sizes or bench_fleet.SIZES)
-        if args.instructions or (os.cpu_count() or 1) < 2:
-            sys.exit("--fleet-paired needs two cores, and no --instructions")
+        if (os.cpu_count() or 1) < 2:
+            sys.exit("--fleet-paired needs two cores")
+        unused = [name for name, given in (
+            ("--instructions", args.instructions), ("--fleet-from", args.fleet_from is not None),
+            ("--fleet-repeat", args.fleet_repeat != 1),
+            ("--reference-sizes", args.reference_sizes is not None)) if given]
+        if unused:  # (it times CPU always, each run from its own start-up run)
+            sys.exit(f"--fleet-paired does not take {', '.join(unused)}")
         rows = bench_fleet.paired(sizes, horizon, horizon / 4, args.seed, reference, exe,
                                   child_env(), REF_DRIVER,
                                   lambda text: print(text, file=sys.stderr, flush=True),

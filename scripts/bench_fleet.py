@@ -398,6 +398,9 @@ def paired_table(rows: list[dict], horizon: float, warmup: float, load: float = 
     if load != 1.0:
         note += f"; arrival rates {load:g} times the fleets' (--fleet-load)"
     notes = [note]
+    if not rows:
+        notes.append("nothing to compare: with one size, serq-simpy is compared with the "
+                     "reference and the hand-written model, and neither ran")
     for row in rows:
         for m in [row["large"], row["large0"], *row["small"], *row["small0"]]:
             if m.error:

@@ -177,6 +177,7 @@ def test_fleet_paired_cost_weighs_each_run_by_its_length():
                      "SimPy by hand", "256", "1,000,000", "60.0", "2.00×"]
     row["large"] = failed
     assert "replica hand: a run failed: exit 2" in fleet.paired_table([row], 400, 100)
+    assert "nothing to compare" in fleet.paired_table([], 400, 100)
 
 
 @pytest.mark.skipif(shutil.which("serq-simpy") is None, reason="serq-simpy not on PATH")
@@ -203,6 +204,12 @@ def test_bench_fleet_paired_runs_the_small_fleet_beside_the_large():
             if line.startswith("| replica")]
     assert [r[:3] + r[6:8] for r in rows] == [["replica", "SimPy by hand", "2", "serq-simpy",
                                                "2"]]
+    # options that would do nothing here are refused
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench.py"), "--fleet",
+                          "--fleet-paired", "--fleet-repeat", "3", "--fleet-from", "5"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 1 and \
+        "--fleet-paired does not take --fleet-from, --fleet-repeat" in out.stderr
 
 
 def _replica(fleet):
