@@ -310,9 +310,9 @@ def paired(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
     * with one size, serq-simpy's cost against each other contender's:
       serq-simpy runs once, the other again and again beside it.
 
-    The two share the processor's last-level cache, so the long run's
-    misses may slow the short runs beside it a little: if anything, the
-    growth (or the ratio) comes out smaller than it is. A row per fleet and
+    The two share the processor's last-level cache (and, on a virtual
+    machine, perhaps more), so each may slow the other a little; the
+    figures carry that, in whichever direction it goes. A row per fleet and
     pair: `small`, `small0` the short runs and their start-up runs, `large`
     the long run and `large0` its start-up run (run alone, before)."""
     r0, r1 = min(sizes), max(sizes)
