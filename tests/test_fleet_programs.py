@@ -44,7 +44,7 @@ def test_fleet_programs_report_as_the_event_loop(family, seed):
 # 208 and 310, the same day: a clean clone's `.ci/run` took 60.5 minutes
 # on that machine, this file and test_closed_runs.py's slow tests 221 s of
 # it on two workers; the programs dropped then (here 72-119 of replica,
-# 40-59 of pd and mixed; below 80-149, 40-59 and 50-99) had passed in every
+# 36-59 of pd and mixed; below 80-149, 40-59 and 50-99) had passed in every
 # run too.
 @pytest.mark.slow
 @pytest.mark.parametrize("family,seed", [("replica", s) for s in range(16, 72)]
