@@ -387,8 +387,8 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
         return (version, python) if version is not None else (None, None)
 
     horizon = args.fleet_horizon
+    sizes = tuple(args.sizes or bench_fleet.SIZES)
     if args.fleet_paired:
-        sizes = tuple(args.sizes or bench_fleet.SIZES)
         if (os.cpu_count() or 1) < 2:
             sys.exit("--fleet-paired needs two cores")
         unused = [name for name, given in (
@@ -404,7 +404,7 @@ def fleet_main(args: argparse.Namespace, exe: str) -> None:
         print(bench_fleet.paired_table(rows, horizon, horizon / 4, args.fleet_load))
         return
     start = bench_fleet.START if args.fleet_from is None else args.fleet_from
-    rows = bench_fleet.bench(tuple(args.sizes or bench_fleet.SIZES), horizon, horizon / 4,
+    rows = bench_fleet.bench(sizes, horizon, horizon / 4,
                              args.seed, reference, exe, child_env(), REF_DRIVER,
                              lambda text: print(text, file=sys.stderr, flush=True),
                              args.instructions,

@@ -221,6 +221,8 @@ def fastest(runs: list[Measured], cpu: bool = False) -> Measured:
     return min(whole, key=lambda m: m.time(cpu)) if whole else runs[0]
 
 
+#: The contenders' keys and their names in the tables.
+NAMES = {"serq": "serq-simpy", "ref": "reference", "hand": "SimPy by hand"}
 #: A contender: (horizon, warm-up, counted) -> the measured process.
 Contender = Callable[[float, float, bool], Measured]
 
@@ -325,8 +327,9 @@ def paired(sizes: tuple[int, ...], horizon: float, warmup: float, seed: int,
             ref = reference(fleet.path)
             small = _contenders(fleet, r0, edited(fleet, r0, tmp, load), load, seed, serq_exe,
                                 env, ref, driver, True)
-            large = _contenders(fleet, r1, edited(fleet, r1, tmp, load), load, seed, serq_exe,
-                                env, ref, driver, True)
+            large = small if r1 == r0 else _contenders(
+                fleet, r1, edited(fleet, r1, tmp, load), load, seed, serq_exe, env, ref, driver,
+                True)
             small["serq"](START, 0.0, False)  # (warm: bytecode, the caches)
             pairs = [(key, key) for key in small] if r1 > r0 else \
                 [(key, "serq") for key in small if key != "serq"]
@@ -368,9 +371,6 @@ def paired_cost(runs: list[Measured], starts: list[Measured]) -> Optional[float]
     events = sum(m.events for m in runs) - sum(m.events or 0 for m in starts)
     seconds = sum(m.cpu for m in runs) - sum(m.cpu for m in starts)
     return seconds / events * 1e6 if events > 0 else None
-
-
-NAMES = {"serq": "serq-simpy", "ref": "reference", "hand": "SimPy by hand"}
 
 
 def paired_table(rows: list[dict], horizon: float, warmup: float, load: float = 1.0) -> str:
@@ -476,8 +476,7 @@ def growth(rows: list[dict], cpu: bool = False, unit: str = "µs") -> list[str]:
     out = []
     for fleet in dict.fromkeys(row["fleet"] for row in rows):
         parts = []
-        for key, name in (("serq", "serq-simpy"), ("ref", "reference"),
-                          ("hand", "SimPy by hand")):
+        for key, name in NAMES.items():
             costs = [(row["R"], per_event(row[key], row[key + "0"], cpu))
                      for row in rows if row["fleet"] == fleet and key in row]
             costs = [(r, c) for r, c in costs if c]
